@@ -1,0 +1,34 @@
+// Two tiers in one run: unit tests beside the code, HTTP-level e2e tests in test/.
+const ESM_ONLY_PACKAGES = ['content-disposition'];
+
+const shared = {
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  rootDir: __dirname,
+  // Type checking is `npm run typecheck`; tests only transpile, per file.
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+    // Node 20.19+ can require() ES modules, Jest cannot: the few ESM-only dependencies are compiled.
+    [`/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/.+\\.js$`]: [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`],
+  moduleNameMapper: { '^(src|test)/(.*)$': '<rootDir>/$1/$2' },
+  testEnvironment: 'node',
+  testTimeout: 60_000,
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // Each e2e file boots the application on a fresh database.
+      slowTestThreshold: 30,
+    },
+  ],
+};

@@ -1,0 +1,41 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from 'src/app.module';
+import { createHttpAdapter, createOpenApiDocument } from 'src/app.setup';
+import { loadConfig } from 'src/config/app-config';
+
+/**
+ * Writes the OpenAPI document generated from the code to openapi.json, or with `--check` fails when
+ * the committed file differs from it. The application is created in preview mode: routes and DTOs
+ * are read, nothing is started.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig({ DATABASE_URL: 'memory://' });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    createHttpAdapter(config),
+    { preview: true, logger: false, abortOnError: false },
+  );
+  const generated = `${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`;
+  await app.close();
+
+  const path = join(__dirname, '..', '..', 'openapi.json');
+  if (!process.argv.includes('--check')) {
+    writeFileSync(path, generated);
+    console.log(`Wrote ${path}`);
+    return;
+  }
+  const committed = readFileSync(path, 'utf8');
+  if (committed !== generated) {
+    console.error('openapi.json is out of date: run `npm run openapi` and commit the result');
+    process.exit(1);
+  }
+  console.log('openapi.json matches the code');
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
+import { LoggingModule } from 'src/common/logging/logging.module';
+import { RedisModule } from 'src/common/redis/redis.module';
+import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
+import { AppConfig } from 'src/config/app-config';
+import { ConfigModule } from 'src/config/config.module';
+import { DatabaseModule } from 'src/database/database.module';
+import { HealthModule } from 'src/health/health.module';
+
+/** The application root: built from an already validated configuration. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        RedisModule,
+        DatabaseModule,
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_PIPE, useClass: AppValidationPipe },
+      ],
+    };
+  }
+}

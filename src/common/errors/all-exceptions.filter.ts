@@ -1,0 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { renderError } from 'src/common/errors/error-mapping';
+
+/** Renders every error, from any layer, as `{message, code}` JSON (registered as `APP_FILTER`). */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(AllExceptionsFilter.name);
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const errorId = randomUUID();
+    const { status, body, unexpected } = renderError(exception, errorId);
+    if (unexpected) {
+      this.logger.error(
+        { err: exception, error_id: errorId, status },
+        'Request failed unexpectedly',
+      );
+    }
+    const response: unknown = host.switchToHttp().getResponse();
+    this.adapterHost.httpAdapter.reply(response, body, status);
+  }
+}

@@ -1,0 +1,101 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+import { AppException } from 'src/common/errors/app.exception';
+import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
+import type { ErrorDetailDto } from 'src/common/errors/error-response.dto';
+
+export interface ErrorBody {
+  message: string;
+  code: ErrorCode;
+  details?: ErrorDetailDto[];
+  error_id?: string;
+}
+
+/** An error ready to send. `unexpected` errors are logged with their stack under the body's `error_id`. */
+export interface RenderedError {
+  status: HttpStatus;
+  body: ErrorBody;
+  unexpected: boolean;
+}
+
+const INTERNAL_MESSAGE = 'An unexpected error occurred; quote the error_id when reporting it';
+
+/** Messages for the statuses that Nest and Fastify raise themselves, written for the API's user. */
+const FRAMEWORK_MESSAGES: Partial<Record<HttpStatus, string>> = {
+  [HttpStatus.PAYLOAD_TOO_LARGE]: 'Request body is too large (the limit is 100 KiB)',
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]:
+    'Unsupported Content-Type: send the body as application/json',
+  [HttpStatus.METHOD_NOT_ALLOWED]: 'Method not allowed on this route',
+};
+
+/**
+ * Turns anything thrown while handling a request into the one error shape. Pure, so every mapping
+ * is unit-tested; the global filter only sends and logs what this returns.
+ */
+export function renderError(exception: unknown, errorId: string): RenderedError {
+  if (exception instanceof AppException) {
+    return fromAppException(exception, errorId);
+  }
+  if (exception instanceof HttpException) {
+    return fromHttpException(exception, errorId);
+  }
+  return internalError(errorId);
+}
+
+function fromAppException(exception: AppException, errorId: string): RenderedError {
+  if (exception.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
+    return {
+      status: exception.status,
+      body: { message: exception.message, code: exception.code, error_id: errorId },
+      unexpected: true,
+    };
+  }
+  const body: ErrorBody = { message: exception.message, code: exception.code };
+  if (exception.details?.length) body.details = [...exception.details];
+  return { status: exception.status, body, unexpected: false };
+}
+
+function fromHttpException(exception: HttpException, errorId: string): RenderedError {
+  const status = exception.getStatus() as HttpStatus;
+  if (status >= HttpStatus.INTERNAL_SERVER_ERROR) return internalError(errorId);
+  const code = codeForStatus(status);
+  // 413 keeps its status (DESIGN §3); every other status is the code's own.
+  const sentStatus = status === HttpStatus.PAYLOAD_TOO_LARGE ? status : ERROR_STATUS[code];
+  const message = FRAMEWORK_MESSAGES[status] ?? messageOf(exception);
+  return { status: sentStatus, body: { message, code }, unexpected: false };
+}
+
+function codeForStatus(status: HttpStatus): ErrorCode {
+  switch (status) {
+    case HttpStatus.UNAUTHORIZED:
+      return ErrorCode.InvalidToken;
+    case HttpStatus.FORBIDDEN:
+      return ErrorCode.Restricted;
+    case HttpStatus.NOT_FOUND:
+    case HttpStatus.METHOD_NOT_ALLOWED:
+      return ErrorCode.NotFound;
+    case HttpStatus.TOO_MANY_REQUESTS:
+      return ErrorCode.RateLimited;
+    default:
+      return ErrorCode.BadRequest;
+  }
+}
+
+/** Nest's exceptions carry either a string or `{message: string | string[]}`. */
+function messageOf(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  if (typeof response === 'object' && response !== null && 'message' in response) {
+    const { message } = response;
+    if (typeof message === 'string') return message;
+    if (Array.isArray(message)) return message.map(String).join('; ');
+  }
+  return exception.message;
+}
+
+function internalError(errorId: string): RenderedError {
+  return {
+    status: HttpStatus.INTERNAL_SERVER_ERROR,
+    body: { message: INTERNAL_MESSAGE, code: ErrorCode.InternalError, error_id: errorId },
+    unexpected: true,
+  };
+}

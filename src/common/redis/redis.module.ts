@@ -1,0 +1,69 @@
+import { Global, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { AppConfig } from 'src/config/app-config';
+
+/** Bounded waits for every Redis command: a slow or absent Redis must never hang a request. */
+const COMMAND_TIMEOUT_MS = 1_000;
+const CONNECT_TIMEOUT_MS = 2_000;
+
+/**
+ * Owns the shared Redis connection when `REDIS_URL` is set. Commands fail fast while it is down
+ * (no offline queue), and it reconnects in the background.
+ */
+@Injectable()
+export class RedisConnection implements OnApplicationShutdown {
+  readonly client: Redis | null;
+  private readonly logger = new Logger(RedisConnection.name);
+  private lastError: string | null = null;
+
+  constructor(config: AppConfig) {
+    this.client = config.redisUrl ? this.connect(config.redisUrl) : null;
+  }
+
+  /** PING within the command timeout; false when Redis is not configured or unreachable. */
+  async ping(): Promise<boolean> {
+    if (!this.client) return false;
+    try {
+      return (await this.client.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.client) return;
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  private connect(url: string): Redis {
+    const client = new Redis(url, {
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
+    });
+    client.on('ready', () => {
+      if (this.lastError !== null) this.logger.log('Redis connection restored');
+      this.lastError = null;
+    });
+    client.on('error', (error: Error) => {
+      // Log a state change once, not every reconnect attempt.
+      if (this.lastError === error.message) return;
+      this.lastError = error.message;
+      this.logger.warn({ reason: error.message }, 'Redis unavailable; retrying in the background');
+    });
+    return client;
+  }
+}
+
+@Global()
+@Module({
+  providers: [RedisConnection],
+  exports: [RedisConnection],
+})
+export class RedisModule {}

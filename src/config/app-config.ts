@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
+import { EnvironmentSchema, type LogLevel } from 'src/config/environment.schema';
+
+/** The request body limit (DESIGN §3): larger bodies are refused before they are parsed. */
+export const BODY_LIMIT_BYTES = 100 * 1024;
+
+export type DatabaseConfig =
+  | { readonly engine: 'postgres'; readonly url: string }
+  /** `directory: null` keeps the embedded database in memory. */
+  | { readonly engine: 'pglite'; readonly directory: string | null };
+
+export interface HttpConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly trustProxy: boolean;
+  readonly bodyLimitBytes: number;
+}
+
+export interface PlatformConfig {
+  /** Base of the platform's REST API; requests go to `${apiUrl}/v10/...`. */
+  readonly apiUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly botToken: string | null;
+  /** No bot token: the built-in emulator stands in for the platform. */
+  readonly demoMode: boolean;
+}
+
+export interface SessionsConfig {
+  readonly loginSessionTtlSeconds: number;
+  readonly apiTokenMaxTtlSeconds: number;
+  readonly maxApiTokensPerUser: number;
+}
+
+/** The validated, typed configuration. Only `src/config` builds it; everything else injects it. */
+export class AppConfig {
+  readonly http!: HttpConfig;
+  readonly database!: DatabaseConfig;
+  readonly dataDir!: string;
+  readonly redisUrl!: string | null;
+  readonly platform!: PlatformConfig;
+  readonly oauth2!: { readonly allowedRedirects: readonly string[] };
+  readonly community!: { readonly mainServer: string; readonly supportServerInvite: string };
+  readonly sessions!: SessionsConfig;
+  readonly rootUsers!: readonly string[];
+  readonly tokenEncryptionKey!: Buffer;
+  readonly rateLimitsEnabled!: boolean;
+  readonly logLevel!: LogLevel;
+
+  constructor(values: AppConfig) {
+    Object.assign(this, values);
+    Object.freeze(this);
+  }
+}
+
+/** A configuration problem; its message is one line naming the variable(s) at fault. */
+export class ConfigError extends Error {
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Validates the environment and builds the typed configuration. Throws `ConfigError` naming every bad
+ * variable. The only side effect: in the embedded file mode without `TOKEN_ENCRYPTION_KEY`, a key is
+ * generated once into `DATA_DIR` and reused on later starts.
+ */
+export function loadConfig(environment: Environment, cwd: string = process.cwd()): AppConfig {
+  const env = validateEnvironment(environment);
+  const dataDir = resolve(cwd, env.DATA_DIR ?? '.data');
+  const database = databaseConfig(env.DATABASE_URL, dataDir);
+  const botToken = env.DISCORD_BOT_TOKEN ?? null;
+  checkCrossFieldRules(env, database);
+
+  return new AppConfig({
+    http: {
+      port: env.PORT ?? 3000,
+      host: env.HOST ?? '0.0.0.0',
+      trustProxy: env.TRUST_PROXY ?? false,
+      bodyLimitBytes: BODY_LIMIT_BYTES,
+    },
+    database,
+    dataDir,
+    redisUrl: env.REDIS_URL ?? null,
+    platform: {
+      apiUrl: (env.DISCORD_API_URL ?? 'https://discord.com/api').replace(/\/+$/, ''),
+      clientId: env.DISCORD_CLIENT_ID ?? DEMO_DEFAULTS.clientId,
+      clientSecret: env.DISCORD_CLIENT_SECRET ?? DEMO_DEFAULTS.clientSecret,
+      botToken,
+      demoMode: botToken === null,
+    },
+    oauth2: {
+      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [
+        'http://localhost:3000/docs/oauth2-redirect.html',
+      ],
+    },
+    community: {
+      mainServer: env.MAIN_SERVER ?? DEMO_DEFAULTS.mainServer,
+      supportServerInvite: env.SUPPORT_SERVER_INVITE ?? DEMO_DEFAULTS.supportServerInvite,
+    },
+    sessions: {
+      loginSessionTtlSeconds: env.LOGIN_SESSION_TTL ?? 604_800,
+      apiTokenMaxTtlSeconds: env.API_TOKEN_MAX_TTL ?? 315_360_000,
+      maxApiTokensPerUser: env.MAX_API_TOKENS_PER_USER ?? 25,
+    },
+    rootUsers: env.ROOT_USERS ?? [],
+    tokenEncryptionKey: tokenEncryptionKey(env.TOKEN_ENCRYPTION_KEY, database, dataDir),
+    rateLimitsEnabled: env.RATE_LIMITS_ENABLED ?? true,
+    logLevel: env.LOG_LEVEL ?? 'info',
+  });
+}
+
+/** The process environment, after loading `.env` from the working directory when there is one. */
+export function readProcessEnvironment(cwd: string = process.cwd()): Environment {
+  const dotEnv = join(cwd, '.env');
+  // Variables already set win over the file (loadEnvFile never overrides them).
+  if (existsSync(dotEnv)) process.loadEnvFile(dotEnv);
+  return process.env;
+}
+
+function validateEnvironment(environment: Environment): EnvironmentSchema {
+  const env = plainToInstance(EnvironmentSchema, { ...environment });
+  const errors = validateSync(env, { forbidUnknownValues: false });
+  if (errors.length > 0) throw new ConfigError(errors.flatMap(messagesOf));
+  return env;
+}
+
+function messagesOf(error: ValidationError): string[] {
+  // Messages name the variable; the value is never echoed because it may be a secret.
+  const messages = Object.values(error.constraints ?? {});
+  const unique = [...new Set(messages)];
+  return unique.map((message) =>
+    message.startsWith(error.property) ? message : `${error.property}: ${message}`,
+  );
+}
+
+function databaseConfig(url: string | undefined, dataDir: string): DatabaseConfig {
+  if (url === undefined) return { engine: 'pglite', directory: join(dataDir, 'pglite') };
+  if (url === 'memory://') return { engine: 'pglite', directory: null };
+  return { engine: 'postgres', url };
+}
+
+function checkCrossFieldRules(env: EnvironmentSchema, database: DatabaseConfig): void {
+  const problems: string[] = [];
+  if (database.engine === 'postgres' && env.TOKEN_ENCRYPTION_KEY === undefined) {
+    problems.push(
+      'TOKEN_ENCRYPTION_KEY is required when DATABASE_URL points at PostgreSQL (32 bytes, base64)',
+    );
+  }
+  if (env.DISCORD_BOT_TOKEN !== undefined) {
+    if (env.DISCORD_CLIENT_ID === undefined) {
+      problems.push('DISCORD_CLIENT_ID is required when DISCORD_BOT_TOKEN is set');
+    }
+    if (env.DISCORD_CLIENT_SECRET === undefined) {
+      problems.push('DISCORD_CLIENT_SECRET is required when DISCORD_BOT_TOKEN is set');
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+const KEY_FILE = 'token-encryption.key';
+
+function tokenEncryptionKey(
+  configured: string | undefined,
+  database: DatabaseConfig,
+  dataDir: string,
+): Buffer {
+  if (configured !== undefined) return Buffer.from(configured, 'base64');
+  if (database.engine === 'pglite' && database.directory !== null) {
+    return readOrCreateKeyFile(dataDir);
+  }
+  // In-memory database: the data it protects dies with the process, so may the key.
+  return randomBytes(32);
+}
+
+function readOrCreateKeyFile(dataDir: string): Buffer {
+  const path = join(dataDir, KEY_FILE);
+  if (existsSync(path)) {
+    const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+    if (key.length !== 32) {
+      throw new ConfigError([`${path} must hold a 32-byte base64 key (TOKEN_ENCRYPTION_KEY)`]);
+    }
+    return key;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  return key;
+}

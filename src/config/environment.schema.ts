@@ -1,0 +1,201 @@
+import { Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const SNOWFLAKE = /^\d{1,20}$/;
+
+/** Empty strings count as "not set", so `FOO=` in a .env file falls back to the default. */
+const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+const toInteger = ({ value }: { value: unknown }): unknown => {
+  const v = emptyToUndefined({ value });
+  return typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v.trim()) : v;
+};
+
+const toBoolean = ({ value }: { value: unknown }): unknown => {
+  const v = emptyToUndefined({ value });
+  if (typeof v !== 'string') return v;
+  const normalised = v.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(normalised)) return true;
+  if (['false', '0', 'no', 'off'].includes(normalised)) return false;
+  return v;
+};
+
+const toList = ({ value }: { value: unknown }): unknown => {
+  const v = emptyToUndefined({ value });
+  return typeof v === 'string'
+    ? v
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0)
+    : v;
+};
+
+@ValidatorConstraint({ name: 'databaseUrl' })
+class DatabaseUrlConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return (
+      typeof value === 'string' &&
+      (value === 'memory://' || /^postgres(ql)?:\/\/[^\s]+$/.test(value))
+    );
+  }
+  defaultMessage(): string {
+    return 'DATABASE_URL must be a postgres:// (or postgresql://) URL, or memory:// for an in-memory database';
+  }
+}
+
+@ValidatorConstraint({ name: 'base64Key32' })
+class Base64Key32Constraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    if (typeof value !== 'string' || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return false;
+    return Buffer.from(value, 'base64').length === 32;
+  }
+  defaultMessage(): string {
+    return 'TOKEN_ENCRYPTION_KEY must be 32 bytes encoded as base64 (e.g. the output of `openssl rand -base64 32`)';
+  }
+}
+
+/**
+ * The raw environment as the service accepts it. Names are the variables' own so that validation
+ * messages name the variable; `loadConfig` turns this into the typed `AppConfig`.
+ */
+export class EnvironmentSchema {
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'PORT must be an integer from 0 to 65535' })
+  @Min(0, { message: 'PORT must be an integer from 0 to 65535' })
+  @Max(65535, { message: 'PORT must be an integer from 0 to 65535' })
+  PORT?: number;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  HOST?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Validate(DatabaseUrlConstraint)
+  DATABASE_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  DATA_DIR?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    { message: 'DISCORD_API_URL must be an http(s) URL such as https://discord.com/api' },
+  )
+  DISCORD_API_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(SNOWFLAKE, { message: 'DISCORD_CLIENT_ID must be a snowflake (1-20 digits)' })
+  DISCORD_CLIENT_ID?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  DISCORD_CLIENT_SECRET?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  DISCORD_BOT_TOKEN?: string;
+
+  @Transform(toList)
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    {
+      each: true,
+      message: 'OAUTH2_ALLOWED_REDIRECTS must be a comma-separated list of http(s) URLs',
+    },
+  )
+  OAUTH2_ALLOWED_REDIRECTS?: string[];
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(SNOWFLAKE, { message: 'MAIN_SERVER must be a guild id (a snowflake of 1-20 digits)' })
+  MAIN_SERVER?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true },
+    { message: 'SUPPORT_SERVER_INVITE must be an http(s) URL' },
+  )
+  SUPPORT_SERVER_INVITE?: string;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'LOGIN_SESSION_TTL must be a whole number of seconds, at least 60' })
+  @Min(60, { message: 'LOGIN_SESSION_TTL must be a whole number of seconds, at least 60' })
+  LOGIN_SESSION_TTL?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'API_TOKEN_MAX_TTL must be a whole number of seconds, at least 60' })
+  @Min(60, { message: 'API_TOKEN_MAX_TTL must be a whole number of seconds, at least 60' })
+  API_TOKEN_MAX_TTL?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'MAX_API_TOKENS_PER_USER must be an integer from 1 to 1000' })
+  @Min(1, { message: 'MAX_API_TOKENS_PER_USER must be an integer from 1 to 1000' })
+  @Max(1000, { message: 'MAX_API_TOKENS_PER_USER must be an integer from 1 to 1000' })
+  MAX_API_TOKENS_PER_USER?: number;
+
+  @Transform(toList)
+  @IsOptional()
+  @Matches(SNOWFLAKE, {
+    each: true,
+    message: 'ROOT_USERS must be a comma-separated list of user ids (snowflakes)',
+  })
+  ROOT_USERS?: string[];
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Validate(Base64Key32Constraint)
+  TOKEN_ENCRYPTION_KEY?: string;
+
+  @Transform(toBoolean)
+  @IsOptional()
+  @IsBoolean({ message: 'TRUST_PROXY must be true or false' })
+  TRUST_PROXY?: boolean;
+
+  @Transform(toBoolean)
+  @IsOptional()
+  @IsBoolean({ message: 'RATE_LIMITS_ENABLED must be true or false' })
+  RATE_LIMITS_ENABLED?: boolean;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL?: LogLevel;
+}

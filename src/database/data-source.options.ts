@@ -1,0 +1,34 @@
+import { join } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+
+/** How many connections each engine gets (see EmbeddedPostgres for why PGlite has one). */
+const POOL_SIZE = { postgres: 10, pglite: 1 } as const;
+
+/**
+ * The TypeORM options shared by the application and the TypeORM CLI (`ormconfig.ts`), so both see
+ * the same entities and migrations. `synchronize` is never on: the schema changes only through
+ * committed migrations.
+ */
+export function dataSourceOptions(url: string, engine: keyof typeof POOL_SIZE): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: [join(__dirname, '..', '**', '*.entity.{ts,js}')],
+    migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    // PGlite has no uuid-ossp; gen_random_uuid() is core PostgreSQL since 13.
+    uuidExtension: 'pgcrypto',
+    installExtensions: false,
+    applicationName: 'bot-management-service',
+    extra: {
+      max: POOL_SIZE[engine],
+      // Waiting for a connection or a query is bounded, so a stuck database fails requests cleanly.
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 15_000,
+      // The embedded server's single connection is kept open rather than re-established.
+      idleTimeoutMillis: engine === 'pglite' ? 0 : 30_000,
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from 'src/config/app-config';
+import { dataSourceOptions } from 'src/database/data-source.options';
+import { EmbeddedPostgres } from 'src/database/embedded-postgres';
+
+/**
+ * Starts the embedded database when no PostgreSQL URL is configured and stops it after TypeORM has
+ * closed its pool (Nest shuts modules down in the reverse order of their start).
+ */
+@Injectable()
+export class DatabaseEngine implements OnApplicationShutdown {
+  private readonly logger = new Logger(DatabaseEngine.name);
+  private embedded: EmbeddedPostgres | null = null;
+
+  constructor(private readonly config: AppConfig) {}
+
+  /** The URL TypeORM connects to: the configured PostgreSQL, or the embedded server once started. */
+  async connectionUrl(): Promise<string> {
+    const { database } = this.config;
+    if (database.engine === 'postgres') return database.url;
+    if (!this.embedded) {
+      this.embedded = await EmbeddedPostgres.start(database.directory);
+      this.logger.log(
+        { storage: database.directory ?? 'memory' },
+        'Using the embedded PGlite database',
+      );
+    }
+    return this.embedded.url;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.embedded?.stop();
+    this.embedded = null;
+  }
+}
+
+@Module({ providers: [DatabaseEngine], exports: [DatabaseEngine] })
+class DatabaseEngineModule {}
+
+/** TypeORM on PostgreSQL or embedded PGlite; pending migrations run at boot. */
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      imports: [DatabaseEngineModule],
+      inject: [AppConfig, DatabaseEngine],
+      useFactory: async (config: AppConfig, engine: DatabaseEngine) => ({
+        ...dataSourceOptions(await engine.connectionUrl(), config.database.engine),
+        migrationsRun: true,
+        // Fail the boot on the first error instead of retrying for minutes.
+        retryAttempts: 0,
+      }),
+    }),
+  ],
+})
+export class DatabaseModule {}

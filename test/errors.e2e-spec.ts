@@ -1,0 +1,203 @@
+import { INTERNAL_DETAIL, ProbeController } from 'test/fixtures/probe.controller';
+import { createTestApp, type TestApp } from 'test/support/test-app';
+
+const ERROR_CODES = [
+  'BadRequest',
+  'NoAuthToken',
+  'InvalidToken',
+  'ApiBanned',
+  'Restricted',
+  'NotFound',
+  'RateLimited',
+  'InternalAuthError',
+  'InternalError',
+];
+
+describe('error model (every error is {message, code} JSON)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ controllers: [ProbeController] });
+  });
+  afterAll(() => t.close());
+
+  function expectErrorShape(body: Record<string, unknown>, code: string): void {
+    expect(typeof body.message).toBe('string');
+    expect((body.message as string).length).toBeGreaterThan(0);
+    expect(body.code).toBe(code);
+    expect(ERROR_CODES).toContain(body.code);
+  }
+
+  it('answers an unknown route with 404 NotFound', async () => {
+    const res = await t.http().get('/no/such/route').expect(404);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expectErrorShape(res.body, 'NotFound');
+  });
+
+  it('answers an unknown method on a known path with 404 NotFound', async () => {
+    const res = await t.http().delete('/config').expect(404);
+    expectErrorShape(res.body, 'NotFound');
+  });
+
+  it('refuses malformed JSON with 400 BadRequest', async () => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .set('Content-Type', 'application/json')
+      .send('{"name": "a", "count": ')
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+    expect(res.body.message).toMatch(/JSON/);
+  });
+
+  it('refuses an empty JSON body with 400 BadRequest', async () => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .set('Content-Type', 'application/json')
+      .send('')
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+  });
+
+  it.each([
+    ['text/plain', 'name=a'],
+    ['application/x-www-form-urlencoded', 'name=a&count=1'],
+    ['application/xml', '<a/>'],
+  ])('refuses a %s body with 400 BadRequest', async (contentType, payload) => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .set('Content-Type', contentType)
+      .send(payload)
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+    expect(res.body.message).toMatch(/application\/json/);
+  });
+
+  it('refuses a body over 100 KiB with 413 and code BadRequest', async () => {
+    const big = JSON.stringify({ name: 'a', count: 1, padding: 'x'.repeat(101 * 1024) });
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .set('Content-Type', 'application/json')
+      .send(big)
+      .expect(413);
+    expectErrorShape(res.body, 'BadRequest');
+  });
+
+  it('accepts a valid body just under the limit when its fields are valid', async () => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .send({ name: 'abc', count: 2, tags: [{ label: 'x' }] })
+      .expect(200);
+    expect(res.body).toEqual({ name: 'abc', count: 2, tags: [{ label: 'x' }] });
+  });
+
+  it('lists every validation failure in details', async () => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .send({ name: '', count: 'three', tags: [{ label: 'far too long a label' }] })
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+    const fields = (res.body.details as { field: string; message: string }[]).map((d) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'count', 'tags.0.label']));
+    for (const detail of res.body.details) {
+      expect(Object.keys(detail).sort()).toEqual(['field', 'message']);
+    }
+  });
+
+  it('refuses missing fields', async () => {
+    const res = await t.http().post('/__probe/echo').send({}).expect(400);
+    const fields = (res.body.details as { field: string }[]).map((d) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'count']));
+  });
+
+  it('refuses unknown fields instead of dropping them', async () => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .send({ name: 'a', count: 1, admin: true })
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+    expect(res.body.details).toEqual([
+      { field: 'admin', message: 'property admin should not exist' },
+    ]);
+  });
+
+  it.each([
+    ['an array', '[1,2]'],
+    ['a string', '"name"'],
+    ['a number', '42'],
+    ['null', 'null'],
+  ])('refuses %s where an object is expected', async (_label, payload) => {
+    const res = await t
+      .http()
+      .post('/__probe/echo')
+      .set('Content-Type', 'application/json')
+      .send(payload)
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+  });
+
+  it('renders AppException with its code and status', async () => {
+    const res = await t.http().get('/__probe/app-error').expect(403);
+    expect(res.body).toEqual({
+      message: 'You need guildroles.update in this guild',
+      code: 'Restricted',
+    });
+  });
+
+  it("maps Nest's built-in exceptions onto the codes", async () => {
+    expectErrorShape(
+      (await t.http().get('/__probe/nest-forbidden').expect(403)).body,
+      'Restricted',
+    );
+    expectErrorShape(
+      (await t.http().get('/__probe/nest-unauthorized').expect(401)).body,
+      'InvalidToken',
+    );
+  });
+
+  it.each(['/__probe/crash', '/__probe/rejected-promise'])(
+    'answers an unexpected error at %s with 500 InternalError, an error_id, and no internals',
+    async (path) => {
+      const res = await t.http().get(path).expect(500);
+      expect(Object.keys(res.body).sort()).toEqual(['code', 'error_id', 'message']);
+      expect(res.body.code).toBe('InternalError');
+      expect(res.body.error_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.text).not.toContain('secret_table');
+      expect(res.text).not.toContain('SELECT');
+      expect(res.text).not.toMatch(/at .*\.ts:\d+/);
+
+      // The same id is in the log, with the stack, on the line of this request.
+      const logged = t.logs.lines.find((line) => line.error_id === res.body.error_id);
+      expect(logged).toBeDefined();
+      expect(logged?.level).toBe('error');
+      expect((logged?.err as { message: string }).message).toContain(INTERNAL_DETAIL);
+      expect((logged?.err as { stack: string }).stack).toContain('probe.controller');
+      expect(logged?.request_id).toBe(res.headers['x-request-id']);
+    },
+  );
+
+  it('never logs the Authorization header or the token', async () => {
+    const token = 'arl_ThisIsASecretTokenValue0123456789abcdef';
+    await t.http().get('/__probe/crash').set('Authorization', `Bearer ${token}`).expect(500);
+    await t.http().get('/config').set('Authorization', token).expect(200);
+    expect(t.logs.text()).not.toContain(token);
+    expect(t.logs.text().toLowerCase()).not.toContain('authorization');
+  });
+
+  it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
+    const kept = await t.http().get('/config').set('X-Request-Id', 'trace-42').expect(200);
+    expect(kept.headers['x-request-id']).toBe('trace-42');
+    const replaced = await t
+      .http()
+      .get('/config')
+      .set('X-Request-Id', `bad id with spaces ${'x'.repeat(80)}`)
+      .expect(200);
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
