@@ -16,11 +16,11 @@ const shared = {
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`],
   moduleNameMapper: { '^(src|test)/(.*)$': '<rootDir>/$1/$2' },
   testEnvironment: 'node',
-  testTimeout: 60_000,
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
+  testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

@@ -56,6 +56,16 @@ export function configureApp(app: NestFastifyApplication): void {
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
   });
+  // While shutting down, answers close their connection, so keep-alive clients cannot hold the
+  // process open after its in-flight requests are done.
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (closing) void reply.header('Connection', 'close');
+  });
   SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
     jsonDocumentUrl: 'openapi.json',
     raw: ['json'],

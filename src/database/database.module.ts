@@ -30,8 +30,10 @@ export class DatabaseEngine implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.embedded?.stop();
+    if (!this.embedded) return;
+    await this.embedded.stop();
     this.embedded = null;
+    this.logger.log('Embedded database closed');
   }
 }
 

@@ -17,6 +17,8 @@ export interface TestAppOptions {
   env?: Environment;
   /** Extra controllers mounted beside the application's (test fixtures). */
   controllers?: Type<unknown>[];
+  /** A database prepared by the test; by default a fresh one is created. */
+  database?: TestDatabase;
 }
 
 export interface TestApp {
@@ -34,7 +36,7 @@ export interface TestApp {
  * in memory, or a new PostgreSQL database when DATABASE_URL is set), listening on a loopback port.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: database.url,
     TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,

@@ -6,12 +6,17 @@ import { AppConfig } from 'src/config/app-config';
 
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 
-/** Where log lines go: stdout, unless a test captures them. */
+/**
+ * Where log lines go: stdout, unless a test captures them. Writes are synchronous so that nothing
+ * is lost when the process ends on a signal right after shutting down.
+ */
 export const LOG_DESTINATION = Symbol('LOG_DESTINATION');
 
 @Global()
 @Module({
-  providers: [{ provide: LOG_DESTINATION, useFactory: () => stdoutDestination(1) }],
+  providers: [
+    { provide: LOG_DESTINATION, useFactory: () => stdoutDestination({ dest: 1, sync: true }) },
+  ],
   exports: [LOG_DESTINATION],
 })
 class LogDestinationModule {}

@@ -1,0 +1,120 @@
+import {
+  BadRequestException,
+  ForbiddenException,
+  HttpException,
+  HttpStatus,
+  InternalServerErrorException,
+  MethodNotAllowedException,
+  NotFoundException,
+  PayloadTooLargeException,
+  UnauthorizedException,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
+import { AppException } from 'src/common/errors/app.exception';
+import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
+import { renderError } from 'src/common/errors/error-mapping';
+
+const ID = '00000000-0000-4000-8000-000000000000';
+
+describe('ERROR_STATUS', () => {
+  it.each([
+    [ErrorCode.BadRequest, 400],
+    [ErrorCode.NoAuthToken, 401],
+    [ErrorCode.InvalidToken, 401],
+    [ErrorCode.ApiBanned, 403],
+    [ErrorCode.Restricted, 403],
+    [ErrorCode.NotFound, 404],
+    [ErrorCode.RateLimited, 429],
+    [ErrorCode.InternalAuthError, 500],
+    [ErrorCode.InternalError, 500],
+  ])('%s is sent with %i', (code, status) => {
+    expect(ERROR_STATUS[code]).toBe(status);
+  });
+
+  it('has a status for every code and nothing else', () => {
+    expect(Object.keys(ERROR_STATUS).sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+});
+
+describe('AppException', () => {
+  it('takes the status of its code', () => {
+    expect(new AppException(ErrorCode.NotFound, 'x').status).toBe(404);
+  });
+
+  it('allows 413 for BadRequest and refuses statuses foreign to the code', () => {
+    expect(
+      new AppException(ErrorCode.BadRequest, 'x', undefined, HttpStatus.PAYLOAD_TOO_LARGE).status,
+    ).toBe(413);
+    expect(() => new AppException(ErrorCode.NotFound, 'x', undefined, HttpStatus.OK)).toThrow(
+      /not allowed/,
+    );
+  });
+});
+
+describe('renderError', () => {
+  it('renders an AppException with its details', () => {
+    const details = [{ field: 'name', message: 'name must be a string' }];
+    expect(renderError(new AppException(ErrorCode.BadRequest, 'Invalid', details), ID)).toEqual({
+      status: 400,
+      body: { message: 'Invalid', code: 'BadRequest', details },
+      unexpected: false,
+    });
+  });
+
+  it('omits empty details', () => {
+    expect(
+      renderError(new AppException(ErrorCode.NotFound, 'No such session', []), ID).body,
+    ).toEqual({ message: 'No such session', code: 'NotFound' });
+  });
+
+  it('gives a 5xx AppException an error_id and logs it', () => {
+    expect(renderError(new AppException(ErrorCode.InternalAuthError, 'Auth failed'), ID)).toEqual({
+      status: 500,
+      body: { message: 'Auth failed', code: 'InternalAuthError', error_id: ID },
+      unexpected: true,
+    });
+  });
+
+  it.each<[HttpException, number, ErrorCode]>([
+    [new BadRequestException('bad'), 400, ErrorCode.BadRequest],
+    [new UnauthorizedException(), 401, ErrorCode.InvalidToken],
+    [new ForbiddenException(), 403, ErrorCode.Restricted],
+    [new NotFoundException('Cannot GET /x'), 404, ErrorCode.NotFound],
+    [new MethodNotAllowedException(), 404, ErrorCode.NotFound],
+    [new PayloadTooLargeException(), 413, ErrorCode.BadRequest],
+    [new UnsupportedMediaTypeException(), 400, ErrorCode.BadRequest],
+    [new HttpException('Too Many Requests', 429), 429, ErrorCode.RateLimited],
+    [new HttpException('teapot', 418), 400, ErrorCode.BadRequest],
+  ])('maps %p to %i %s', (exception, status, code) => {
+    const rendered = renderError(exception, ID);
+    expect(rendered.status).toBe(status);
+    expect(rendered.body.code).toBe(code);
+    expect(rendered.body.message.length).toBeGreaterThan(0);
+    expect(rendered.body.error_id).toBeUndefined();
+    expect(rendered.unexpected).toBe(false);
+  });
+
+  it("joins Nest's message arrays", () => {
+    expect(renderError(new BadRequestException(['a is bad', 'b is bad']), ID).body.message).toBe(
+      'a is bad; b is bad',
+    );
+  });
+
+  it.each([
+    new Error('connect ECONNREFUSED 10.0.0.5:5432'),
+    new TypeError("Cannot read properties of undefined (reading 'x')"),
+    new InternalServerErrorException('SELECT * FROM secrets'),
+    'a thrown string',
+    undefined,
+    null,
+    { message: 'an object' },
+  ])('hides the internals of %p behind InternalError', (thrown) => {
+    const rendered = renderError(thrown, ID);
+    expect(rendered).toEqual({
+      status: 500,
+      body: { message: expect.any(String), code: 'InternalError', error_id: ID },
+      unexpected: true,
+    });
+    expect(rendered.body.message).not.toMatch(/ECONNREFUSED|SELECT|undefined|string|object/);
+  });
+});

@@ -1,0 +1,195 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, type Environment } from 'src/config/app-config';
+import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
+
+const KEY = Buffer.alloc(32, 1).toString('base64');
+const memory = (env: Environment = {}): Environment => ({ DATABASE_URL: 'memory://', ...env });
+
+function configError(env: Environment): string {
+  try {
+    loadConfig(env, mkdtempSync(join(tmpdir(), 'bms-config-')));
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig(memory(), '/srv/app');
+    expect(config.http).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      trustProxy: false,
+      bodyLimitBytes: 102_400,
+    });
+    expect(config.database).toEqual({ engine: 'pglite', directory: null });
+    expect(config.dataDir).toBe('/srv/app/.data');
+    expect(config.redisUrl).toBeNull();
+    expect(config.platform).toEqual({
+      apiUrl: 'https://discord.com/api',
+      clientId: DEMO_DEFAULTS.clientId,
+      clientSecret: DEMO_DEFAULTS.clientSecret,
+      botToken: null,
+      demoMode: true,
+    });
+    expect(config.oauth2.allowedRedirects).toEqual([
+      'http://localhost:3000/docs/oauth2-redirect.html',
+    ]);
+    expect(config.community).toEqual({
+      mainServer: DEMO_DEFAULTS.mainServer,
+      supportServerInvite: DEMO_DEFAULTS.supportServerInvite,
+    });
+    expect(config.sessions).toEqual({
+      loginSessionTtlSeconds: 604_800,
+      apiTokenMaxTtlSeconds: 315_360_000,
+      maxApiTokensPerUser: 25,
+    });
+    expect(config.rootUsers).toEqual([]);
+    expect(config.tokenEncryptionKey).toHaveLength(32);
+    expect(config.rateLimitsEnabled).toBe(true);
+    expect(config.logLevel).toBe('info');
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://bms:pw@db:5432/bms',
+      DATA_DIR: '/var/lib/bms',
+      REDIS_URL: 'redis://cache:6379/0',
+      DISCORD_API_URL: 'http://127.0.0.1:9999/api/',
+      DISCORD_CLIENT_ID: '123456789012345678',
+      DISCORD_CLIENT_SECRET: 'shh',
+      DISCORD_BOT_TOKEN: 'bot-token',
+      OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
+      MAIN_SERVER: '42',
+      SUPPORT_SERVER_INVITE: 'https://discord.gg/abc',
+      LOGIN_SESSION_TTL: '3600',
+      API_TOKEN_MAX_TTL: '86400',
+      MAX_API_TOKENS_PER_USER: '5',
+      ROOT_USERS: '1,22,333',
+      TOKEN_ENCRYPTION_KEY: KEY,
+      TRUST_PROXY: 'true',
+      RATE_LIMITS_ENABLED: 'false',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config.http).toMatchObject({ port: 8080, host: '127.0.0.1', trustProxy: true });
+    expect(config.database).toEqual({ engine: 'postgres', url: 'postgres://bms:pw@db:5432/bms' });
+    expect(config.dataDir).toBe('/var/lib/bms');
+    expect(config.redisUrl).toBe('redis://cache:6379/0');
+    expect(config.platform).toEqual({
+      apiUrl: 'http://127.0.0.1:9999/api',
+      clientId: '123456789012345678',
+      clientSecret: 'shh',
+      botToken: 'bot-token',
+      demoMode: false,
+    });
+    expect(config.oauth2.allowedRedirects).toEqual([
+      'https://dash.example/cb',
+      'http://localhost:5173/cb',
+    ]);
+    expect(config.community).toEqual({
+      mainServer: '42',
+      supportServerInvite: 'https://discord.gg/abc',
+    });
+    expect(config.sessions).toEqual({
+      loginSessionTtlSeconds: 3600,
+      apiTokenMaxTtlSeconds: 86400,
+      maxApiTokensPerUser: 5,
+    });
+    expect(config.rootUsers).toEqual(['1', '22', '333']);
+    expect(config.tokenEncryptionKey.equals(Buffer.from(KEY, 'base64'))).toBe(true);
+    expect(config.rateLimitsEnabled).toBe(false);
+    expect(config.logLevel).toBe('debug');
+  });
+
+  it('treats empty values as unset', () => {
+    const config = loadConfig(memory({ PORT: '', LOG_LEVEL: ' ', ROOT_USERS: '' }));
+    expect(config.http.port).toBe(3000);
+    expect(config.logLevel).toBe('info');
+    expect(config.rootUsers).toEqual([]);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['DATABASE_URL', 'mysql://db/x'],
+    ['DATABASE_URL', 'postgres://has space'],
+    ['REDIS_URL', 'http://cache'],
+    ['DISCORD_API_URL', 'not a url'],
+    ['DISCORD_API_URL', 'ftp://discord.com/api'],
+    ['DISCORD_CLIENT_ID', 'abc'],
+    ['DISCORD_CLIENT_ID', '123456789012345678901'],
+    ['OAUTH2_ALLOWED_REDIRECTS', 'https://ok.example/cb,javascript:alert(1)'],
+    ['MAIN_SERVER', 'main'],
+    ['SUPPORT_SERVER_INVITE', 'discord.gg/abc'],
+    ['LOGIN_SESSION_TTL', '59'],
+    ['LOGIN_SESSION_TTL', 'week'],
+    ['API_TOKEN_MAX_TTL', '0'],
+    ['MAX_API_TOKENS_PER_USER', '0'],
+    ['MAX_API_TOKENS_PER_USER', '1001'],
+    ['ROOT_USERS', '1,two,3'],
+    ['TOKEN_ENCRYPTION_KEY', 'c2hvcnQ='],
+    ['TOKEN_ENCRYPTION_KEY', '!!!not base64!!!'],
+    ['TRUST_PROXY', 'maybe'],
+    ['RATE_LIMITS_ENABLED', '2'],
+    ['LOG_LEVEL', 'verbose'],
+  ])('refuses %s=%s with one line naming the variable', (name, value) => {
+    const message = configError(memory({ [name]: value }));
+    expect(message).toMatch(/^Invalid configuration: /);
+    expect(message).toContain(name);
+    expect(message).not.toContain('\n');
+    // Values are not echoed: a mistyped secret must not end up in a log.
+    if (value.length > 3) expect(message).not.toContain(value);
+  });
+
+  it('names every bad variable at once', () => {
+    const message = configError(memory({ PORT: 'x', LOG_LEVEL: 'loud' }));
+    expect(message).toContain('PORT');
+    expect(message).toContain('LOG_LEVEL');
+  });
+
+  it('requires TOKEN_ENCRYPTION_KEY with PostgreSQL', () => {
+    expect(configError({ DATABASE_URL: 'postgres://db/bms' })).toContain('TOKEN_ENCRYPTION_KEY');
+  });
+
+  it('requires the OAuth2 client id and secret with a real bot token', () => {
+    const message = configError(memory({ DISCORD_BOT_TOKEN: 'token' }));
+    expect(message).toContain('DISCORD_CLIENT_ID');
+    expect(message).toContain('DISCORD_CLIENT_SECRET');
+  });
+
+  it('stores the embedded database under DATA_DIR and generates the key there once', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'bms-config-'));
+    const first = loadConfig({ DATA_DIR: 'state' }, cwd);
+    expect(first.database).toEqual({ engine: 'pglite', directory: join(cwd, 'state', 'pglite') });
+    const keyFile = join(cwd, 'state', 'token-encryption.key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64')).toEqual(
+      first.tokenEncryptionKey,
+    );
+    const second = loadConfig({ DATA_DIR: 'state' }, cwd);
+    expect(second.tokenEncryptionKey).toEqual(first.tokenEncryptionKey);
+  });
+
+  it('refuses a damaged key file instead of replacing it', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'bms-config-'));
+    loadConfig({}, cwd);
+    writeFileSync(join(cwd, '.data', 'token-encryption.key'), 'short\n');
+    expect(() => loadConfig({}, cwd)).toThrow(ConfigError);
+  });
+
+  it('prefers TOKEN_ENCRYPTION_KEY over a key file', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'bms-config-'));
+    loadConfig({}, cwd);
+    const config = loadConfig({ TOKEN_ENCRYPTION_KEY: KEY }, cwd);
+    expect(config.tokenEncryptionKey.equals(Buffer.from(KEY, 'base64'))).toBe(true);
+  });
+});

@@ -1,0 +1,172 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const ROOT = resolve(__dirname, '..');
+const MAIN = join(ROOT, 'dist', 'src', 'main.js');
+
+/** The service as `npm start` runs it: the built entry point in a child process. */
+describe('the service process', () => {
+  beforeAll(() => {
+    execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+  }, 180_000);
+
+  it('stops at boot with one line naming a bad variable', async () => {
+    const run = await runToExit({ PORT: 'eighty', LOG_LEVEL: 'loud' });
+    expect(run.code).toBe(1);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toEqual([expect.stringMatching(/^Invalid configuration: PORT .*LOG_LEVEL/)]);
+    expect(run.stdout).toBe('');
+  });
+
+  it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
+    const port = await freePort();
+    const service = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+    try {
+      await waitForHealthy(port);
+      expect(JSON.parse(await get(port, '/config'))).toHaveProperty('client_id');
+
+      // A request whose body is still arriving when SIGTERM comes must get its answer.
+      const inFlight = slowPost(port, '/no-such-route');
+      await sleep(100);
+      service.child.kill('SIGTERM');
+      await sleep(200);
+      const answer = await inFlight.finish();
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'NotFound' });
+      // Keep-alive clients are told to go, so they cannot hold the process open.
+      expect(answer.connection).toBe('close');
+
+      const exit = await service.exited;
+      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+      expect(service.output()).toContain('Embedded database closed');
+    } finally {
+      service.child.kill('SIGKILL');
+    }
+
+    // The data directory is reusable: a second start opens it.
+    const again = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+    try {
+      await waitForHealthy(port);
+      expect(JSON.parse(await get(port, '/readyz'))).toEqual({
+        status: 'ok',
+        checks: { database: 'up' },
+      });
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+  });
+});
+
+function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
+}
+
+function startService(env: Record<string, string>): {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output(): string;
+} {
+  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: serviceEnv(env) });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.on('close', (code, signal) => done({ code, signal })),
+  );
+  return { child, exited, output: () => output };
+}
+
+async function runToExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: serviceEnv(env) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
+  return { code, stdout, stderr };
+}
+
+async function waitForHealthy(port: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      await get(port, '/healthz');
+      return;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error('service did not become healthy within 30 s');
+}
+
+function get(port: number, path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => (res.statusCode === 200 ? done(body) : fail(new Error(body))));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Sends the headers and half of a JSON body now, the rest on `finish()`. */
+function slowPost(
+  port: number,
+  path: string,
+): { finish(): Promise<{ status: number; body: string; connection?: string }> } {
+  const payload = JSON.stringify({ hello: 'world' });
+  let settle: (value: { status: number; body: string; connection?: string }) => void;
+  let reject: (error: Error) => void;
+  const response = new Promise<{ status: number; body: string; connection?: string }>(
+    (done, fail) => {
+      settle = done;
+      reject = fail;
+    },
+  );
+  const req = httpRequest(
+    {
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length },
+    },
+    (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () =>
+        settle({ status: res.statusCode ?? 0, body, connection: res.headers.connection }),
+      );
+    },
+  );
+  req.on('error', (error) => reject(error));
+  req.write(payload.slice(0, 5));
+  return {
+    finish: () => {
+      req.end(payload.slice(5));
+      return response;
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
