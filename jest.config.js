@@ -1,19 +1,11 @@
 // Two tiers in one run: unit tests beside the code, HTTP-level e2e tests in test/.
-const ESM_ONLY_PACKAGES = ['content-disposition'];
-
 const shared = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   rootDir: __dirname,
   // Type checking is `npm run typecheck`; tests only transpile, per file.
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
-    // Node 20.19+ can require() ES modules, Jest cannot: the few ESM-only dependencies are compiled.
-    [`/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/.+\\.js$`]: [
-      'ts-jest',
-      { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } },
-    ],
   },
-  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`],
   moduleNameMapper: { '^(src|test)/(.*)$': '<rootDir>/$1/$2' },
   testEnvironment: 'node',
 };
