@@ -23,6 +23,24 @@ describe('health', () => {
     });
   });
 
+  describe('when Redis is configured but unreachable', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      // Nothing listens on port 1: every connection attempt is refused.
+      t = await createTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    });
+    afterAll(() => t.close());
+
+    it('stays ready, reports the service degraded and keeps serving', async () => {
+      const res = await t.http().get('/readyz').expect(200);
+      expect(res.body).toEqual({
+        status: 'degraded',
+        checks: { database: 'up', redis: 'down' },
+      });
+      await t.http().get('/config').expect(200);
+    });
+  });
+
   describe('when the database becomes unreachable', () => {
     let target: { database: TestDatabase; stop(): Promise<void> };
     let proxy: TcpProxy;
@@ -55,7 +73,7 @@ describe('health', () => {
       expect(down.headers['content-type']).toMatch(/^application\/json/);
       expect(down.body).toEqual({
         status: 'error',
-        message: 'Not ready: database is down',
+        message: 'Not ready: the database is unreachable',
         code: 'InternalError',
         checks: { database: 'down' },
       });

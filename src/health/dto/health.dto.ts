@@ -17,8 +17,12 @@ export class ReadinessChecksDto {
 }
 
 export class ReadinessDto {
-  @ApiProperty({ enum: ['ok'] })
-  status!: 'ok';
+  /**
+   * `degraded`: the database answers but Redis does not. The service keeps serving (rate limits and
+   * caches fall back to this process), so it stays in rotation.
+   */
+  @ApiProperty({ enum: ['ok', 'degraded'] })
+  status!: 'ok' | 'degraded';
 
   checks!: ReadinessChecksDto;
 }
