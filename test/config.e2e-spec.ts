@@ -1,16 +1,12 @@
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
-import { createTestApp, type TestApp } from 'test/support/test-app';
+import { useTestApp } from 'test/support/test-app';
 
 describe('GET /config', () => {
   describe('in demo mode', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-    afterAll(() => t.close());
+    const t = useTestApp();
 
     it('serves the demo values without authentication', async () => {
-      const res = await t.http().get('/config').expect(200);
+      const res = await t().http().get('/config').expect(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body).toEqual({
         client_id: DEMO_DEFAULTS.clientId,
@@ -20,27 +16,23 @@ describe('GET /config', () => {
     });
 
     it('ignores a query string and any Authorization header', async () => {
-      const res = await t.http().get('/config?x=1').set('Authorization', 'garbage').expect(200);
+      const res = await t().http().get('/config?x=1').set('Authorization', 'garbage').expect(200);
       expect(res.body.client_id).toBe(DEMO_DEFAULTS.clientId);
     });
   });
 
   describe('configured through the environment', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({
-        env: {
-          DISCORD_CLIENT_ID: '849331145862283275',
-          DISCORD_CLIENT_SECRET: 'secret-value',
-          MAIN_SERVER: '1064135068928454766',
-          SUPPORT_SERVER_INVITE: 'https://discord.gg/u78NFAXm',
-        },
-      });
+    const t = useTestApp({
+      env: {
+        DISCORD_CLIENT_ID: '849331145862283275',
+        DISCORD_CLIENT_SECRET: 'secret-value',
+        MAIN_SERVER: '1064135068928454766',
+        SUPPORT_SERVER_INVITE: 'https://discord.gg/u78NFAXm',
+      },
     });
-    afterAll(() => t.close());
 
     it('serves the configured values and never the secret', async () => {
-      const res = await t.http().get('/config').expect(200);
+      const res = await t().http().get('/config').expect(200);
       expect(res.body).toEqual({
         client_id: '849331145862283275',
         main_server: '1064135068928454766',

@@ -1,21 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { createTestApp, type TestApp } from 'test/support/test-app';
+import { useTestApp } from 'test/support/test-app';
 
 /**
  * The database layer the application runs on (embedded PGlite by default, PostgreSQL when
  * DATABASE_URL is set) must keep transactions isolated under concurrency.
  */
 describe('database', () => {
-  let t: TestApp;
+  const t = useTestApp();
   let db: DataSource;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    db = t.app.get<DataSource>(getDataSourceToken());
+  beforeAll(() => {
+    db = t().app.get<DataSource>(getDataSourceToken());
   });
-  afterAll(() => t.close());
 
   it('has run the migrations at boot, with synchronize off', async () => {
     expect(db.options.synchronize).toBe(false);

@@ -1,25 +1,21 @@
-import { createTestApp, type TestApp } from 'test/support/test-app';
+import { useTestApp } from 'test/support/test-app';
 
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
 }
 
 describe('API documentation', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it('serves Swagger UI at /docs', async () => {
-    const res = await t.http().get('/docs').redirects(1).expect(200);
+    const res = await t().http().get('/docs').redirects(1).expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toContain('swagger-ui');
     expect(res.text).toContain('<title>Bot Management Service API</title>');
   });
 
   it("serves Swagger UI's assets", async () => {
-    const res = await t.http().get('/docs/swagger-ui-init.js').expect(200);
+    const res = await t().http().get('/docs/swagger-ui-init.js').expect(200);
     expect(res.text).toContain('openapi');
   });
 
@@ -32,7 +28,7 @@ describe('API documentation', () => {
     };
 
     beforeAll(async () => {
-      const res = await t.http().get('/openapi.json').expect(200);
+      const res = await t().http().get('/openapi.json').expect(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       document = res.body;
     });

@@ -1,5 +1,5 @@
 import { INTERNAL_DETAIL, ProbeController } from 'test/fixtures/probe.controller';
-import { createTestApp, type TestApp } from 'test/support/test-app';
+import { useTestApp } from 'test/support/test-app';
 
 const ERROR_CODES = [
   'BadRequest',
@@ -14,12 +14,7 @@ const ERROR_CODES = [
 ];
 
 describe('error model (every error is {message, code} JSON)', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp({ controllers: [ProbeController] });
-  });
-  afterAll(() => t.close());
+  const t = useTestApp({ controllers: [ProbeController] });
 
   function expectErrorShape(body: Record<string, unknown>, code: string): void {
     expect(typeof body.message).toBe('string');
@@ -29,18 +24,18 @@ describe('error model (every error is {message, code} JSON)', () => {
   }
 
   it('answers an unknown route with 404 NotFound', async () => {
-    const res = await t.http().get('/no/such/route').expect(404);
+    const res = await t().http().get('/no/such/route').expect(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expectErrorShape(res.body, 'NotFound');
   });
 
   it('answers an unknown method on a known path with 404 NotFound', async () => {
-    const res = await t.http().delete('/config').expect(404);
+    const res = await t().http().delete('/config').expect(404);
     expectErrorShape(res.body, 'NotFound');
   });
 
   it('refuses malformed JSON with 400 BadRequest', async () => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .set('Content-Type', 'application/json')
@@ -51,7 +46,7 @@ describe('error model (every error is {message, code} JSON)', () => {
   });
 
   it('refuses an empty JSON body with 400 BadRequest', async () => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .set('Content-Type', 'application/json')
@@ -65,7 +60,7 @@ describe('error model (every error is {message, code} JSON)', () => {
     ['application/x-www-form-urlencoded', 'name=a&count=1'],
     ['application/xml', '<a/>'],
   ])('refuses a %s body with 400 BadRequest', async (contentType, payload) => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .set('Content-Type', contentType)
@@ -77,7 +72,7 @@ describe('error model (every error is {message, code} JSON)', () => {
 
   it('refuses a body over 100 KiB with 413 and code BadRequest', async () => {
     const big = JSON.stringify({ name: 'a', count: 1, padding: 'x'.repeat(101 * 1024) });
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .set('Content-Type', 'application/json')
@@ -87,7 +82,7 @@ describe('error model (every error is {message, code} JSON)', () => {
   });
 
   it('accepts a valid body just under the limit when its fields are valid', async () => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .send({ name: 'abc', count: 2, tags: [{ label: 'x' }] })
@@ -96,7 +91,7 @@ describe('error model (every error is {message, code} JSON)', () => {
   });
 
   it('lists every validation failure in details', async () => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .send({ name: '', count: 'three', tags: [{ label: 'far too long a label' }] })
@@ -110,13 +105,13 @@ describe('error model (every error is {message, code} JSON)', () => {
   });
 
   it('refuses missing fields', async () => {
-    const res = await t.http().post('/__probe/echo').send({}).expect(400);
+    const res = await t().http().post('/__probe/echo').send({}).expect(400);
     const fields = (res.body.details as { field: string }[]).map((d) => d.field);
     expect(fields).toEqual(expect.arrayContaining(['name', 'count']));
   });
 
   it('refuses unknown fields instead of dropping them', async () => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .send({ name: 'a', count: 1, admin: true })
@@ -133,7 +128,7 @@ describe('error model (every error is {message, code} JSON)', () => {
     ['a number', '42'],
     ['null', 'null'],
   ])('refuses %s where an object is expected', async (_label, payload) => {
-    const res = await t
+    const res = await t()
       .http()
       .post('/__probe/echo')
       .set('Content-Type', 'application/json')
@@ -143,7 +138,7 @@ describe('error model (every error is {message, code} JSON)', () => {
   });
 
   it('renders AppException with its code and status', async () => {
-    const res = await t.http().get('/__probe/app-error').expect(403);
+    const res = await t().http().get('/__probe/app-error').expect(403);
     expect(res.body).toEqual({
       message: 'You need guildroles.update in this guild',
       code: 'Restricted',
@@ -152,11 +147,11 @@ describe('error model (every error is {message, code} JSON)', () => {
 
   it("maps Nest's built-in exceptions onto the codes", async () => {
     expectErrorShape(
-      (await t.http().get('/__probe/nest-forbidden').expect(403)).body,
+      (await t().http().get('/__probe/nest-forbidden').expect(403)).body,
       'Restricted',
     );
     expectErrorShape(
-      (await t.http().get('/__probe/nest-unauthorized').expect(401)).body,
+      (await t().http().get('/__probe/nest-unauthorized').expect(401)).body,
       'InvalidToken',
     );
   });
@@ -164,7 +159,7 @@ describe('error model (every error is {message, code} JSON)', () => {
   it.each(['/__probe/crash', '/__probe/rejected-promise'])(
     'answers an unexpected error at %s with 500 InternalError, an error_id, and no internals',
     async (path) => {
-      const res = await t.http().get(path).expect(500);
+      const res = await t().http().get(path).expect(500);
       expect(Object.keys(res.body).sort()).toEqual(['code', 'error_id', 'message']);
       expect(res.body.code).toBe('InternalError');
       expect(res.body.error_id).toMatch(/^[0-9a-f-]{36}$/);
@@ -173,7 +168,7 @@ describe('error model (every error is {message, code} JSON)', () => {
       expect(res.text).not.toMatch(/at .*\.ts:\d+/);
 
       // The same id is in the log, with the stack, on the line of this request.
-      const logged = t.logs.lines.find((line) => line.error_id === res.body.error_id);
+      const logged = t().logs.lines.find((line) => line.error_id === res.body.error_id);
       expect(logged).toBeDefined();
       expect(logged?.level).toBe('error');
       expect((logged?.err as { message: string }).message).toContain(INTERNAL_DETAIL);
@@ -184,16 +179,16 @@ describe('error model (every error is {message, code} JSON)', () => {
 
   it('never logs the Authorization header or the token', async () => {
     const token = 'arl_ThisIsASecretTokenValue0123456789abcdef';
-    await t.http().get('/__probe/crash').set('Authorization', `Bearer ${token}`).expect(500);
-    await t.http().get('/config').set('Authorization', token).expect(200);
-    expect(t.logs.text()).not.toContain(token);
-    expect(t.logs.text().toLowerCase()).not.toContain('authorization');
+    await t().http().get('/__probe/crash').set('Authorization', `Bearer ${token}`).expect(500);
+    await t().http().get('/config').set('Authorization', token).expect(200);
+    expect(t().logs.text()).not.toContain(token);
+    expect(t().logs.text().toLowerCase()).not.toContain('authorization');
   });
 
   it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
-    const kept = await t.http().get('/config').set('X-Request-Id', 'trace-42').expect(200);
+    const kept = await t().http().get('/config').set('X-Request-Id', 'trace-42').expect(200);
     expect(kept.headers['x-request-id']).toBe('trace-42');
-    const replaced = await t
+    const replaced = await t()
       .http()
       .get('/config')
       .set('X-Request-Id', `bad id with spaces ${'x'.repeat(80)}`)

@@ -1,43 +1,35 @@
 import { EmbeddedPostgres } from 'src/database/embedded-postgres';
 import { TcpProxy } from 'test/support/tcp-proxy';
-import { createTestApp, type TestApp } from 'test/support/test-app';
+import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 
 describe('health', () => {
   describe('on a reachable database', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-    afterAll(() => t.close());
+    const t = useTestApp();
 
     it('GET /healthz is public and answers ok', async () => {
-      const res = await t.http().get('/healthz').expect(200);
+      const res = await t().http().get('/healthz').expect(200);
       expect(res.body).toEqual({ status: 'ok' });
     });
 
     it('GET /readyz reports every configured dependency up', async () => {
-      const res = await t.http().get('/readyz').expect(200);
-      const checks = t.config.redisUrl ? { database: 'up', redis: 'up' } : { database: 'up' };
+      const res = await t().http().get('/readyz').expect(200);
+      const checks = t().config.redisUrl ? { database: 'up', redis: 'up' } : { database: 'up' };
       expect(res.body).toEqual({ status: 'ok', checks });
     });
   });
 
   describe('when Redis is configured but unreachable', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      // Nothing listens on port 1: every connection attempt is refused.
-      t = await createTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
-    });
-    afterAll(() => t.close());
+    // Nothing listens on port 1: every connection attempt is refused.
+    const t = useTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
 
     it('stays ready, reports the service degraded and keeps serving', async () => {
-      const res = await t.http().get('/readyz').expect(200);
+      const res = await t().http().get('/readyz').expect(200);
       expect(res.body).toEqual({
         status: 'degraded',
         checks: { database: 'up', redis: 'down' },
       });
-      await t.http().get('/config').expect(200);
+      await t().http().get('/config').expect(200);
     });
   });
 

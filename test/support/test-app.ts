@@ -5,7 +5,7 @@ import { AppModule } from 'src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from 'src/app.setup';
 import { LOG_DESTINATION } from 'src/common/logging/logging.module';
 import { AppConfig, loadConfig, type Environment } from 'src/config/app-config';
-import request from 'supertest';
+import request, { type Agent } from 'supertest';
 import { LogCapture } from 'test/support/log-capture';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 
@@ -27,7 +27,7 @@ export interface TestApp {
   readonly database: TestDatabase;
   readonly logs: LogCapture;
   /** A supertest agent bound to the running application. */
-  http(): ReturnType<typeof request>;
+  http(): Agent;
   close(): Promise<void>;
 }
 
@@ -72,5 +72,23 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await app.close();
       await database.drop();
     },
+  };
+}
+
+/**
+ * Boots one application for the enclosing `describe` (before its tests, closed after them) and
+ * returns an accessor for it.
+ */
+export function useTestApp(options: TestAppOptions = {}): () => TestApp {
+  let testApp: TestApp | undefined;
+  beforeAll(async () => {
+    testApp = await createTestApp(options);
+  });
+  afterAll(async () => {
+    await testApp?.close();
+  });
+  return () => {
+    if (!testApp) throw new Error('the test application is not running (beforeAll failed?)');
+    return testApp;
   };
 }
