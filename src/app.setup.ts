@@ -4,6 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from 'src/app.module';
+import { answerFrameworkError } from 'src/common/errors/framework-errors';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
 
@@ -21,6 +22,7 @@ export function createHttpAdapter(config: AppConfig): FastifyAdapter {
     forceCloseConnections: 'idle',
     requestIdHeader: false,
     genReqId: requestIdFor,
+    frameworkErrors: answerFrameworkError,
   });
 }
 
@@ -49,7 +51,12 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
 export function configureApp(app: NestFastifyApplication): void {
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
-  app.enableCors({ origin: '*', exposedHeaders: [REQUEST_ID_HEADER] });
+  // Tokens travel in the Authorization header, never in cookies, so any origin may call the API.
+  app.enableCors({
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    exposedHeaders: [REQUEST_ID_HEADER],
+  });
   const fastify = app.getHttpAdapter().getInstance();
   // JSON only: any other content type is refused (415, rendered as BadRequest).
   fastify.removeContentTypeParser('text/plain');

@@ -34,6 +34,25 @@ describe('error model (every error is {message, code} JSON)', () => {
     expectErrorShape(res.body, 'NotFound');
   });
 
+  it('refuses a malformed URL with 400 BadRequest', async () => {
+    const res = await t().http().get('/config/%zz').expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+    expect(res.headers['x-request-id']).toBeDefined();
+  });
+
+  it('refuses an over-long path parameter with 400 BadRequest', async () => {
+    await t()
+      .http()
+      .get(`/__probe/items/${'1'.repeat(100)}`)
+      .expect(200);
+    const res = await t()
+      .http()
+      .get(`/__probe/items/${'1'.repeat(101)}`)
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
+    expect(res.body.message).toBe('A path parameter is too long');
+  });
+
   it('refuses malformed JSON with 400 BadRequest', async () => {
     const res = await t()
       .http()
@@ -183,6 +202,31 @@ describe('error model (every error is {message, code} JSON)', () => {
     await t().http().get('/config').set('Authorization', token).expect(200);
     expect(t().logs.text()).not.toContain(token);
     expect(t().logs.text().toLowerCase()).not.toContain('authorization');
+  });
+
+  it('lets browsers call every method from any origin and read the request id', async () => {
+    const res = await t()
+      .http()
+      .options('/config')
+      .set('Origin', 'https://dashboard.example')
+      .set('Access-Control-Request-Method', 'DELETE')
+      .set('Access-Control-Request-Headers', 'authorization,content-type')
+      .expect(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-methods']).toContain('DELETE');
+    expect(res.headers['access-control-allow-headers']).toContain('authorization');
+    const get = await t().http().get('/config').set('Origin', 'https://dashboard.example');
+    expect(get.headers['access-control-expose-headers']).toContain('X-Request-Id');
+  });
+
+  it('refuses JSON that tries to pollute the prototype', async () => {
+    const res = await t()
+      .http()
+      .post('/__probe/echo')
+      .set('Content-Type', 'application/json')
+      .send('{"name":"a","count":1,"__proto__":{"admin":true}}')
+      .expect(400);
+    expectErrorShape(res.body, 'BadRequest');
   });
 
   it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
