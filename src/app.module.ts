@@ -8,6 +8,7 @@ import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
 import { HealthModule } from 'src/health/health.module';
+import { PlatformModule } from 'src/platform/platform.module';
 
 /** The application root: built from an already validated configuration. */
 @Module({})
@@ -20,6 +21,7 @@ export class AppModule {
         LoggingModule,
         RedisModule,
         DatabaseModule,
+        PlatformModule.forRoot(config),
         HealthModule,
       ],
       providers: [

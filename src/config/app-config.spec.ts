@@ -35,6 +35,8 @@ describe('loadConfig', () => {
       clientSecret: DEMO_DEFAULTS.clientSecret,
       botToken: null,
       demoMode: true,
+      timeoutMs: 5_000,
+      cacheTtlSeconds: 5,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'http://localhost:3000/docs/oauth2-redirect.html',
@@ -66,6 +68,8 @@ describe('loadConfig', () => {
       DISCORD_CLIENT_ID: '123456789012345678',
       DISCORD_CLIENT_SECRET: 'shh',
       DISCORD_BOT_TOKEN: 'bot-token',
+      PLATFORM_TIMEOUT_MS: '2500',
+      PLATFORM_CACHE_TTL: '30',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
       SUPPORT_SERVER_INVITE: 'https://discord.gg/abc',
@@ -88,6 +92,8 @@ describe('loadConfig', () => {
       clientSecret: 'shh',
       botToken: 'bot-token',
       demoMode: false,
+      timeoutMs: 2500,
+      cacheTtlSeconds: 30,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'https://dash.example/cb',
@@ -127,6 +133,10 @@ describe('loadConfig', () => {
     ['DISCORD_API_URL', 'ftp://discord.com/api'],
     ['DISCORD_CLIENT_ID', 'abc'],
     ['DISCORD_CLIENT_ID', '123456789012345678901'],
+    ['PLATFORM_TIMEOUT_MS', '50'],
+    ['PLATFORM_TIMEOUT_MS', 'fast'],
+    ['PLATFORM_CACHE_TTL', '0'],
+    ['PLATFORM_CACHE_TTL', '301'],
     ['OAUTH2_ALLOWED_REDIRECTS', 'https://ok.example/cb,javascript:alert(1)'],
     ['MAIN_SERVER', 'main'],
     ['SUPPORT_SERVER_INVITE', 'discord.gg/abc'],

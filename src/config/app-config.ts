@@ -29,6 +29,10 @@ export interface PlatformConfig {
   readonly botToken: string | null;
   /** No bot token: the built-in emulator stands in for the platform. */
   readonly demoMode: boolean;
+  /** Per request attempt. */
+  readonly timeoutMs: number;
+  /** How long guild, channel and member lookups of the bot are cached. */
+  readonly cacheTtlSeconds: number;
 }
 
 export interface SessionsConfig {
@@ -96,6 +100,8 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       clientSecret: env.DISCORD_CLIENT_SECRET ?? DEMO_DEFAULTS.clientSecret,
       botToken,
       demoMode: botToken === null,
+      timeoutMs: env.PLATFORM_TIMEOUT_MS ?? 5_000,
+      cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
     },
     oauth2: {
       allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [

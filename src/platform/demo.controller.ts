@@ -1,0 +1,41 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { Public } from 'src/common/decorators/public.decorator';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { AppConfig } from 'src/config/app-config';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { DemoCodeDto, DemoCodeQueryDto } from 'src/platform/dto/demo-code.dto';
+import { PlatformConnection } from 'src/platform/platform-connection';
+
+const CODE_LIFETIME_S = 600;
+
+/** Demo mode only: stands in for the platform's OAuth2 consent screen. */
+@ApiTags('demo')
+@Public()
+@Controller('demo')
+export class DemoController {
+  constructor(
+    private readonly connection: PlatformConnection,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Get('oauth2-code')
+  @ApiOperation({
+    summary: 'Demo mode only: an OAuth2 authorization code for a demo user',
+    description:
+      'Only registered when the service runs in demo mode (no DISCORD_BOT_TOKEN). Exchange the code with POST /oauth2.',
+  })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
+  issueCode(@Query() query: DemoCodeQueryDto): DemoCodeDto {
+    const emulator = this.connection.emulator;
+    const userId = query.user_id ?? DEMO_IDS.demoUser;
+    if (!emulator?.state.user(userId)) {
+      throw new AppException(ErrorCode.NotFound, `No demo user has the id ${userId}`);
+    }
+    const redirectUri = this.config.oauth2.allowedRedirects[0];
+    const code = emulator.issueCode({ userId, redirectUri });
+    return { code, redirect_uri: redirectUri, user_id: userId, expires_in: CODE_LIFETIME_S };
+  }
+}

@@ -1,0 +1,323 @@
+import { randomBytes } from 'node:crypto';
+import {
+  PermissionFlagsBits,
+  type GuildMemberFlags,
+  type GuildSystemChannelFlags,
+  type RoleFlags,
+  type APIApplicationCommand,
+  type APIGuild,
+  type APIGuildMember,
+  type APIRole,
+  type APIUser,
+  type RESTAPIPartialCurrentUserGuild,
+  type RESTPutAPIApplicationCommandsJSONBody,
+} from 'discord-api-types/v10';
+import type {
+  EmulatorSeed,
+  SeedChannel,
+  SeedGuild,
+  SeedMember,
+  SeedRole,
+} from 'src/platform/emulator/emulator.seed';
+
+/** Every permission bit the platform defines: what an owner or an administrator holds. */
+const ALL_PERMISSIONS = Object.values(PermissionFlagsBits).reduce((all, bit) => all | bit, 0n);
+const THREAD_TYPES = new Set([10, 11, 12]);
+/** Codes are short-lived on the platform (about 100 s); the demo allows a few minutes. */
+const CODE_LIFETIME_MS = 10 * 60_000;
+const ACCESS_TOKEN_LIFETIME_S = 604_800;
+
+export interface Grant {
+  userId: string;
+  scopes: string[];
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: number;
+}
+
+interface PendingCode {
+  userId: string;
+  scopes: string[];
+  redirectUri: string;
+  expiresAt: number;
+}
+
+/** The emulated platform's data: the seed plus what happens at run time (codes, tokens, commands). */
+export class EmulatorState {
+  private readonly users = new Map<string, APIUser>();
+  private readonly guilds = new Map<string, SeedGuild>();
+  private readonly codes = new Map<string, PendingCode>();
+  private readonly grantsByAccess = new Map<string, Grant>();
+  private readonly grantsByRefresh = new Map<string, Grant>();
+  private commands: APIApplicationCommand[] = [];
+  private nextId = 1_200_000_000_000_000_000n;
+
+  constructor(readonly seed: EmulatorSeed) {
+    for (const user of seed.users) this.users.set(user.id, user);
+    for (const guild of seed.guilds) this.guilds.set(guild.id, guild);
+    for (const code of seed.authorization_codes ?? []) {
+      this.codes.set(code.code, {
+        userId: code.user_id,
+        scopes: code.scopes,
+        redirectUri: code.redirect_uri,
+        expiresAt: Number.POSITIVE_INFINITY,
+      });
+    }
+    if (seed.commands) this.replaceCommands(seed.commands);
+  }
+
+  get botUserId(): string {
+    return this.seed.application.id;
+  }
+
+  user(id: string): APIUser | undefined {
+    return this.users.get(id);
+  }
+
+  guild(id: string): SeedGuild | undefined {
+    return this.guilds.get(id);
+  }
+
+  member(guild: SeedGuild, userId: string): SeedMember | undefined {
+    return guild.members.find((member) => member.user_id === userId);
+  }
+
+  // --- OAuth2 -----------------------------------------------------------------------------------
+
+  issueCode(userId: string, scopes: string[], redirectUri: string): string {
+    if (!this.users.has(userId)) throw new Error(`unknown user ${userId}`);
+    const code = randomBytes(15).toString('base64url');
+    this.codes.set(code, { userId, scopes, redirectUri, expiresAt: Date.now() + CODE_LIFETIME_MS });
+    return code;
+  }
+
+  /** Redeems a code once; undefined when it is unknown, used, expired or for another redirect. */
+  redeemCode(code: string, redirectUri: string): Grant | undefined {
+    const pending = this.codes.get(code);
+    this.codes.delete(code);
+    if (!pending || pending.expiresAt < Date.now() || pending.redirectUri !== redirectUri) {
+      return undefined;
+    }
+    return this.createGrant(pending.userId, pending.scopes);
+  }
+
+  /** Rotates a grant: the old refresh and access tokens stop working. */
+  refresh(refreshToken: string): Grant | undefined {
+    const grant = this.grantsByRefresh.get(refreshToken);
+    if (!grant) return undefined;
+    this.revokeGrant(grant);
+    return this.createGrant(grant.userId, grant.scopes);
+  }
+
+  /** Revoking either token of an authorization kills all of its tokens, as on the platform. */
+  revoke(token: string): void {
+    const grant = this.grantsByAccess.get(token) ?? this.grantsByRefresh.get(token);
+    if (grant) this.revokeGrant(grant);
+  }
+
+  grantForAccessToken(token: string): Grant | undefined {
+    const grant = this.grantsByAccess.get(token);
+    return grant && grant.expiresAt > Date.now() ? grant : undefined;
+  }
+
+  /** Test hook: makes a grant's access token expire now (its refresh token keeps working). */
+  expireAccessToken(token: string): void {
+    const grant = this.grantsByAccess.get(token);
+    if (grant) grant.expiresAt = 0;
+  }
+
+  private createGrant(userId: string, scopes: string[]): Grant {
+    const grant: Grant = {
+      userId,
+      scopes,
+      accessToken: randomBytes(24).toString('base64url'),
+      refreshToken: randomBytes(24).toString('base64url'),
+      expiresAt: Date.now() + ACCESS_TOKEN_LIFETIME_S * 1000,
+    };
+    this.grantsByAccess.set(grant.accessToken, grant);
+    this.grantsByRefresh.set(grant.refreshToken, grant);
+    return grant;
+  }
+
+  private revokeGrant(grant: Grant): void {
+    this.grantsByAccess.delete(grant.accessToken);
+    this.grantsByRefresh.delete(grant.refreshToken);
+  }
+
+  // --- Shapes as the platform serves them -------------------------------------------------------
+
+  guildObject(guild: SeedGuild): APIGuild {
+    return {
+      id: guild.id,
+      name: guild.name,
+      icon: guild.icon,
+      splash: null,
+      discovery_splash: null,
+      banner: null,
+      description: null,
+      owner_id: guild.owner_id,
+      application_id: null,
+      region: 'deprecated',
+      afk_channel_id: null,
+      afk_timeout: 300,
+      widget_enabled: false,
+      widget_channel_id: null,
+      system_channel_id: null,
+      system_channel_flags: 0 as GuildSystemChannelFlags,
+      rules_channel_id: null,
+      public_updates_channel_id: null,
+      safety_alerts_channel_id: null,
+      verification_level: 1,
+      default_message_notifications: 1,
+      explicit_content_filter: 2,
+      mfa_level: 0,
+      nsfw_level: 0,
+      preferred_locale: 'en-US',
+      premium_progress_bar_enabled: false,
+      premium_tier: 0,
+      premium_subscription_count: 0,
+      roles: guild.roles.map(roleObject),
+      emojis: [],
+      stickers: [],
+      features: (guild.features ?? []) as APIGuild['features'],
+      max_presences: null,
+      max_members: 500_000,
+      vanity_url_code: null,
+      max_video_channel_users: 25,
+      max_stage_video_channel_users: 50,
+      hub_type: null,
+      incidents_data: null,
+    } as APIGuild;
+  }
+
+  /** `GET /guilds/{id}/channels`: like the platform, without threads. */
+  channelObjects(guild: SeedGuild): Record<string, unknown>[] {
+    return guild.channels
+      .filter((channel) => !THREAD_TYPES.has(channel.type))
+      .map((channel) => channelObject(guild.id, channel));
+  }
+
+  threadObjects(guild: SeedGuild): Record<string, unknown>[] {
+    return guild.channels
+      .filter((channel) => THREAD_TYPES.has(channel.type))
+      .map((channel) => channelObject(guild.id, channel));
+  }
+
+  memberObject(member: SeedMember): APIGuildMember {
+    return {
+      user: this.users.get(member.user_id),
+      nick: member.nick ?? null,
+      avatar: null,
+      banner: null,
+      roles: member.roles,
+      joined_at: member.joined_at,
+      premium_since: null,
+      deaf: false,
+      mute: false,
+      flags: 0 as GuildMemberFlags,
+      pending: false,
+      communication_disabled_until: member.communication_disabled_until ?? null,
+    } as APIGuildMember;
+  }
+
+  /** `GET /users/@me/guilds` for a user: the guilds the user is in, by ascending id. */
+  partialGuildsOf(
+    userId: string,
+    page: { after?: string; before?: string; limit: number },
+  ): RESTAPIPartialCurrentUserGuild[] {
+    return [...this.guilds.values()]
+      .filter((guild) => this.member(guild, userId))
+      .sort((a, b) => compareSnowflakes(a.id, b.id))
+      .filter((guild) => !page.after || compareSnowflakes(guild.id, page.after) > 0)
+      .filter((guild) => !page.before || compareSnowflakes(guild.id, page.before) < 0)
+      .slice(0, page.limit)
+      .map((guild) => ({
+        id: guild.id,
+        name: guild.name,
+        icon: guild.icon,
+        banner: null,
+        owner: guild.owner_id === userId,
+        permissions: this.guildPermissions(guild, userId).toString(),
+        features: (guild.features ?? []) as RESTAPIPartialCurrentUserGuild['features'],
+      }));
+  }
+
+  /** Guild-level permissions, as the platform reports them in the guild list (no overwrites). */
+  private guildPermissions(guild: SeedGuild, userId: string): bigint {
+    if (guild.owner_id === userId) return ALL_PERMISSIONS;
+    const member = this.member(guild, userId);
+    const held = new Set([guild.id, ...(member?.roles ?? [])]);
+    const base = guild.roles
+      .filter((role) => held.has(role.id))
+      .reduce((all, role) => all | BigInt(role.permissions), 0n);
+    return base & PermissionFlagsBits.Administrator ? ALL_PERMISSIONS : base;
+  }
+
+  // --- Application commands ---------------------------------------------------------------------
+
+  listCommands(): APIApplicationCommand[] {
+    return this.commands;
+  }
+
+  /** Bulk overwrite: commands keep their id when their name (and type) stays. */
+  replaceCommands(body: RESTPutAPIApplicationCommandsJSONBody): APIApplicationCommand[] {
+    const previous = new Map(this.commands.map((c) => [`${c.type}:${c.name}`, c]));
+    this.commands = body.map((command) => {
+      const type = command.type ?? 1;
+      const kept = previous.get(`${type}:${command.name}`);
+      return {
+        ...command,
+        id: kept?.id ?? this.newId(),
+        application_id: this.seed.application.id,
+        type,
+        description: 'description' in command ? command.description : '',
+        default_member_permissions: command.default_member_permissions ?? null,
+        version: this.newId(),
+      } as APIApplicationCommand;
+    });
+    return this.commands;
+  }
+
+  private newId(): string {
+    this.nextId += 1n;
+    return this.nextId.toString();
+  }
+}
+
+function roleObject(role: SeedRole): APIRole {
+  return {
+    id: role.id,
+    name: role.name,
+    color: role.color ?? 0,
+    colors: { primary_color: role.color ?? 0, secondary_color: null, tertiary_color: null },
+    hoist: role.hoist ?? false,
+    icon: null,
+    unicode_emoji: null,
+    position: role.position,
+    permissions: role.permissions,
+    managed: role.managed ?? false,
+    mentionable: role.mentionable ?? false,
+    flags: 0 as RoleFlags,
+    ...(role.tags ? { tags: role.tags } : {}),
+  };
+}
+
+function channelObject(guildId: string, channel: SeedChannel): Record<string, unknown> {
+  return {
+    id: channel.id,
+    type: channel.type,
+    guild_id: guildId,
+    name: channel.name,
+    position: channel.position,
+    parent_id: channel.parent_id ?? null,
+    permission_overwrites: channel.permission_overwrites ?? [],
+    nsfw: channel.nsfw ?? false,
+    ...(channel.topic !== undefined ? { topic: channel.topic } : {}),
+    flags: 0,
+  };
+}
+
+export function compareSnowflakes(a: string, b: string): number {
+  const diff = BigInt(a) - BigInt(b);
+  return diff === 0n ? 0 : diff < 0n ? -1 : 1;
+}

@@ -1,0 +1,340 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import formBody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { RESTPutAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
+import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
+import { EmulatorState, type Grant } from 'src/platform/emulator/emulator.state';
+
+const SNOWFLAKE = /^\d{1,20}$/;
+
+/** A fault the emulator plays on matching requests, `times` times (default once). */
+export type EmulatorFault =
+  | { kind: 'rate_limit'; retryAfter: number; global?: boolean }
+  | { kind: 'error'; status: number }
+  /** Answers with this status and JSON body instead of the route's own answer. */
+  | { kind: 'respond'; status: number; body: object }
+  /** Answers normally, but only after `delayMs`. */
+  | { kind: 'hang'; delayMs: number };
+
+/** One request as the emulator saw it: `route` is the template, e.g. `GET /guilds/:guild_id`. */
+export interface EmulatedRequest {
+  route: string;
+  url: string;
+  at: number;
+  auth: 'bot' | 'bearer' | 'none' | 'invalid';
+}
+
+type Caller = { kind: 'bot' } | { kind: 'bearer'; grant: Grant };
+
+/** The platform's JSON error bodies. */
+const ERRORS = {
+  unauthorized: { status: 401, body: { message: '401: Unauthorized', code: 0 } },
+  notFound: { status: 404, body: { message: '404: Not Found', code: 0 } },
+  unknownGuild: { status: 404, body: { message: 'Unknown Guild', code: 10004 } },
+  unknownMember: { status: 404, body: { message: 'Unknown Member', code: 10007 } },
+  unknownUser: { status: 404, body: { message: 'Unknown User', code: 10013 } },
+  missingAccess: { status: 403, body: { message: 'Missing Access', code: 50001 } },
+} as const;
+
+class EmulatorError extends Error {
+  constructor(readonly answer: { status: number; body: object }) {
+    super(JSON.stringify(answer.body));
+  }
+}
+
+/**
+ * The built-in chat-platform emulator: the subset of the platform's REST API this service uses,
+ * served over HTTP from a seed, with the platform's status codes and error bodies. Demo mode runs it
+ * in-process; tests drive it directly (faults, request log, codes).
+ */
+export class PlatformEmulator {
+  readonly requests: EmulatedRequest[] = [];
+  private readonly faults = new Map<string, { fault: EmulatorFault; remaining: number }>();
+  // Connections are closed on shutdown even while a "hang" fault holds a request.
+  private readonly server: FastifyInstance = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+  });
+  private address = '';
+
+  private constructor(readonly state: EmulatorState) {}
+
+  static async start(
+    seed: EmulatorSeed = DEMO_SEED,
+    listen: { host?: string; port?: number } = {},
+  ): Promise<PlatformEmulator> {
+    const emulator = new PlatformEmulator(new EmulatorState(structuredClone(seed)));
+    await emulator.listen(listen.host ?? '127.0.0.1', listen.port ?? 0);
+    return emulator;
+  }
+
+  /** What `DISCORD_API_URL` would be: requests go to `${apiUrl}/v10/…`. */
+  get apiUrl(): string {
+    return `${this.address}/api`;
+  }
+
+  /** Issues a single-use authorization code, as the platform's consent screen would. */
+  issueCode(options: { userId: string; scopes?: string[]; redirectUri: string }): string {
+    return this.state.issueCode(
+      options.userId,
+      options.scopes ?? ['identify', 'guilds'],
+      options.redirectUri,
+    );
+  }
+
+  /** Plays `fault` on the next `times` requests to `route` (e.g. `GET /guilds/:guild_id`). */
+  injectFault(route: string, fault: EmulatorFault, times = 1): void {
+    this.faults.set(route, { fault, remaining: times });
+  }
+
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  /** How many requests reached `route` (faulted ones included). */
+  countRequests(route: string): number {
+    return this.requests.filter((request) => request.route === route).length;
+  }
+
+  async close(): Promise<void> {
+    await this.server.close();
+  }
+
+  private async listen(host: string, port: number): Promise<void> {
+    await this.server.register(formBody);
+    this.server.addHook('onRequest', (request, reply) => this.beforeRoute(request, reply));
+    this.server.setErrorHandler((error, _request, reply) => {
+      const answer =
+        error instanceof EmulatorError
+          ? error.answer
+          : { status: 500, body: { message: '500: Internal Server Error', code: 0 } };
+      void reply.code(answer.status).send(answer.body);
+    });
+    this.server.setNotFoundHandler((_request, reply) => {
+      void reply.code(404).send(ERRORS.notFound.body);
+    });
+    registerRoutes(this.server, this.state);
+    this.address = await this.server.listen({ host, port });
+  }
+
+  private async beforeRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const route = `${request.method} ${(request.routeOptions.url ?? '').replace(/^\/api\/v10/, '')}`;
+    this.requests.push({
+      route,
+      url: request.url,
+      at: Date.now(),
+      auth: authKind(request, this.state),
+    });
+    const entry = this.faults.get(route);
+    if (!entry) return;
+    entry.remaining -= 1;
+    if (entry.remaining <= 0) this.faults.delete(route);
+    const { fault } = entry;
+    if (fault.kind === 'hang') {
+      await sleep(fault.delayMs);
+      return;
+    }
+    if (fault.kind === 'error') {
+      await reply.code(fault.status).send({ message: `${fault.status}: Server Error`, code: 0 });
+      return;
+    }
+    if (fault.kind === 'respond') {
+      await reply.code(fault.status).send(fault.body);
+      return;
+    }
+    await reply
+      .code(429)
+      .headers({
+        'Retry-After': String(Math.ceil(fault.retryAfter)),
+        'X-RateLimit-Limit': '5',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset-After': String(fault.retryAfter),
+        'X-RateLimit-Bucket': 'emulated-bucket',
+        'X-RateLimit-Scope': fault.global ? 'global' : 'user',
+        ...(fault.global ? { 'X-RateLimit-Global': 'true' } : {}),
+      })
+      .send({
+        message: 'You are being rate limited.',
+        retry_after: fault.retryAfter,
+        global: fault.global ?? false,
+      });
+  }
+}
+
+function authKind(request: FastifyRequest, state: EmulatorState): EmulatedRequest['auth'] {
+  const header = request.headers.authorization;
+  if (!header) return 'none';
+  try {
+    return callerOf(request, state).kind;
+  } catch {
+    return 'invalid';
+  }
+}
+
+function callerOf(request: FastifyRequest, state: EmulatorState): Caller {
+  const header = request.headers.authorization ?? '';
+  const [scheme, token] = header.split(' ', 2);
+  if (scheme === 'Bot' && token === state.seed.application.bot_token) return { kind: 'bot' };
+  if (scheme === 'Bearer' && token) {
+    const grant = state.grantForAccessToken(token);
+    if (grant) return { kind: 'bearer', grant };
+  }
+  throw new EmulatorError(ERRORS.unauthorized);
+}
+
+function requireBot(request: FastifyRequest, state: EmulatorState): void {
+  if (callerOf(request, state).kind !== 'bot') throw new EmulatorError(ERRORS.unauthorized);
+}
+
+function requireScope(caller: Caller, scope: string): void {
+  if (caller.kind === 'bearer' && !caller.grant.scopes.includes(scope)) {
+    throw new EmulatorError(ERRORS.unauthorized);
+  }
+}
+
+type Params = Record<string, string>;
+
+function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
+  const v10 = '/api/v10';
+
+  server.post(`${v10}/oauth2/token`, (request, reply) => {
+    const form = formOf(request);
+    if (!clientAuthenticated(request, form, state)) {
+      return reply.code(401).send({ error: 'invalid_client' });
+    }
+    const grant =
+      form.grant_type === 'authorization_code'
+        ? state.redeemCode(form.code ?? '', form.redirect_uri ?? '')
+        : form.grant_type === 'refresh_token'
+          ? state.refresh(form.refresh_token ?? '')
+          : null;
+    if (grant === null) return reply.code(400).send({ error: 'unsupported_grant_type' });
+    if (!grant) {
+      return reply.code(400).send({
+        error: 'invalid_grant',
+        ...(form.grant_type === 'authorization_code'
+          ? { error_description: 'Invalid "code" in request.' }
+          : {}),
+      });
+    }
+    return {
+      access_token: grant.accessToken,
+      token_type: 'Bearer',
+      expires_in: Math.round((grant.expiresAt - Date.now()) / 1000),
+      refresh_token: grant.refreshToken,
+      scope: grant.scopes.join(' '),
+    };
+  });
+
+  server.post(`${v10}/oauth2/token/revoke`, (request, reply) => {
+    const form = formOf(request);
+    if (!clientAuthenticated(request, form, state)) {
+      return reply.code(401).send({ error: 'invalid_client' });
+    }
+    state.revoke(form.token ?? '');
+    return {};
+  });
+
+  server.get(`${v10}/users/@me`, (request) => {
+    const caller = callerOf(request, state);
+    requireScope(caller, 'identify');
+    const id = caller.kind === 'bot' ? state.botUserId : caller.grant.userId;
+    const user = state.user(id);
+    if (!user) throw new EmulatorError(ERRORS.unknownUser);
+    return user;
+  });
+
+  server.get(`${v10}/users/@me/guilds`, (request) => {
+    const caller = callerOf(request, state);
+    requireScope(caller, 'guilds');
+    const query = request.query as Record<string, string | undefined>;
+    const limit = Math.min(Math.max(Number(query.limit ?? 200) || 200, 1), 200);
+    const id = caller.kind === 'bot' ? state.botUserId : caller.grant.userId;
+    return state.partialGuildsOf(id, { after: query.after, before: query.before, limit });
+  });
+
+  server.get(`${v10}/guilds/:guild_id`, (request) => {
+    requireBot(request, state);
+    return state.guildObject(botVisibleGuild(request.params as Params, state));
+  });
+
+  server.get(`${v10}/guilds/:guild_id/channels`, (request) => {
+    requireBot(request, state);
+    return state.channelObjects(botVisibleGuild(request.params as Params, state));
+  });
+
+  server.get(`${v10}/guilds/:guild_id/threads/active`, (request) => {
+    requireBot(request, state);
+    return {
+      threads: state.threadObjects(botVisibleGuild(request.params as Params, state)),
+      members: [],
+    };
+  });
+
+  server.get(`${v10}/guilds/:guild_id/members/:user_id`, (request) => {
+    requireBot(request, state);
+    const params = request.params as Params;
+    const guild = botVisibleGuild(params, state);
+    if (!SNOWFLAKE.test(params.user_id) || !state.user(params.user_id)) {
+      throw new EmulatorError(ERRORS.unknownUser);
+    }
+    const member = state.member(guild, params.user_id);
+    if (!member) throw new EmulatorError(ERRORS.unknownMember);
+    return state.memberObject(member);
+  });
+
+  server.get(`${v10}/applications/:application_id/commands`, (request) => {
+    requireBot(request, state);
+    ownApplication(request.params as Params, state);
+    return state.listCommands();
+  });
+
+  server.put(`${v10}/applications/:application_id/commands`, (request) => {
+    requireBot(request, state);
+    ownApplication(request.params as Params, state);
+    if (!Array.isArray(request.body)) {
+      throw new EmulatorError({
+        status: 400,
+        body: { message: 'Invalid Form Body', code: 50035 },
+      });
+    }
+    return state.replaceCommands(request.body as RESTPutAPIApplicationCommandsJSONBody);
+  });
+}
+
+/** The guild, when it exists and the bot is in it (the platform answers 403 otherwise). */
+function botVisibleGuild(
+  params: Params,
+  state: EmulatorState,
+): NonNullable<ReturnType<EmulatorState['guild']>> {
+  const guild = SNOWFLAKE.test(params.guild_id) ? state.guild(params.guild_id) : undefined;
+  if (!guild) throw new EmulatorError(ERRORS.unknownGuild);
+  if (!state.member(guild, state.botUserId)) throw new EmulatorError(ERRORS.missingAccess);
+  return guild;
+}
+
+function ownApplication(params: Params, state: EmulatorState): void {
+  if (params.application_id !== state.seed.application.id) {
+    throw new EmulatorError(ERRORS.missingAccess);
+  }
+}
+
+function formOf(request: FastifyRequest): Record<string, string | undefined> {
+  if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+    throw new EmulatorError({ status: 400, body: { error: 'invalid_request' } });
+  }
+  return (request.body ?? {}) as Record<string, string | undefined>;
+}
+
+/** Client authentication: HTTP Basic, or `client_id` and `client_secret` in the form. */
+function clientAuthenticated(
+  request: FastifyRequest,
+  form: Record<string, string | undefined>,
+  state: EmulatorState,
+): boolean {
+  const { id, secret } = state.seed.application;
+  const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? '');
+  if (basic) return Buffer.from(basic[1], 'base64').toString('utf8') === `${id}:${secret}`;
+  return form.client_id === id && form.client_secret === secret;
+}

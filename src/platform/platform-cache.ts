@@ -1,0 +1,64 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
+
+type Loader = () => Promise<unknown>;
+
+/** The most entries kept in memory; the oldest are dropped first. */
+const MAX_ENTRIES = 10_000;
+const REDIS_PREFIX = 'bms:platform:';
+
+/**
+ * A short-lived cache of platform answers with request coalescing: concurrent requests for one key
+ * share one load. Kept in process, and shared between instances through Redis when `REDIS_URL` is
+ * set; Redis trouble only costs a platform call, never a failed request.
+ */
+@Injectable()
+export class PlatformCache {
+  private readonly logger = new Logger(PlatformCache.name);
+  private readonly ttlMs: number;
+  private readonly memory: LRUCache<string, { value: unknown }, Loader>;
+
+  constructor(
+    config: AppConfig,
+    private readonly redis: RedisConnection,
+  ) {
+    this.ttlMs = config.platform.cacheTtlSeconds * 1000;
+    this.memory = new LRUCache<string, { value: unknown }, Loader>({
+      max: MAX_ENTRIES,
+      ttl: this.ttlMs,
+      // lru-cache coalesces concurrent fetches of one key into this one call.
+      fetchMethod: async (key, _stale, { context }) => ({ value: await this.load(key, context) }),
+    });
+  }
+
+  async getOrLoad<T>(key: string, loader: () => Promise<T>): Promise<T> {
+    const entry = await this.memory.fetch(key, { context: loader });
+    return entry?.value as T;
+  }
+
+  /** Drops a key from this process (Redis entries expire on their own within the TTL). */
+  forget(key: string): void {
+    this.memory.delete(key);
+  }
+
+  private async load(key: string, loader: Loader): Promise<unknown> {
+    const client = this.redis.client;
+    if (!client) return loader();
+    const redisKey = REDIS_PREFIX + key;
+    try {
+      const shared = await client.get(redisKey);
+      if (shared !== null) return JSON.parse(shared) as unknown;
+    } catch (error) {
+      this.logger.debug({ reason: (error as Error).message }, 'Shared cache read failed');
+    }
+    const value = await loader();
+    try {
+      await client.set(redisKey, JSON.stringify(value), 'PX', this.ttlMs);
+    } catch (error) {
+      this.logger.debug({ reason: (error as Error).message }, 'Shared cache write failed');
+    }
+    return value;
+  }
+}

@@ -1,0 +1,48 @@
+import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { AppConfig } from 'src/config/app-config';
+import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+
+/**
+ * Where the platform is and how to authenticate to it: the configured Discord, or, in demo mode
+ * (no `DISCORD_BOT_TOKEN`), the built-in emulator started on a loopback port.
+ */
+export class PlatformConnection implements OnApplicationShutdown {
+  private constructor(
+    readonly apiUrl: string,
+    readonly botToken: string,
+    readonly clientId: string,
+    readonly clientSecret: string,
+    /** The running emulator in demo mode; null when talking to the real platform. */
+    readonly emulator: PlatformEmulator | null,
+  ) {}
+
+  static async open(config: AppConfig): Promise<PlatformConnection> {
+    const { platform } = config;
+    if (platform.botToken !== null) {
+      return new PlatformConnection(
+        platform.apiUrl,
+        platform.botToken,
+        platform.clientId,
+        platform.clientSecret,
+        null,
+      );
+    }
+    const emulator = await PlatformEmulator.start(DEMO_SEED);
+    new Logger(PlatformConnection.name).log(
+      `Demo mode: DISCORD_BOT_TOKEN is not set, so the built-in chat-platform emulator at ${emulator.apiUrl} stands in for Discord (demo guild ${DEMO_IDS.community}; get a login code from GET /demo/oauth2-code)`,
+    );
+    const { application } = DEMO_SEED;
+    return new PlatformConnection(
+      emulator.apiUrl,
+      application.bot_token,
+      application.id,
+      application.secret,
+      emulator,
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.emulator?.close();
+  }
+}

@@ -1,0 +1,210 @@
+import type {
+  APIApplicationCommand,
+  APIGuild,
+  APIGuildMember,
+  APIUser,
+  RESTAPIPartialCurrentUserGuild,
+  RESTGetAPIGuildChannelsResult,
+  RESTPutAPIApplicationCommandsJSONBody,
+} from 'discord-api-types/v10';
+import type { PlatformAnswer, PlatformCall, PlatformHttp } from 'src/platform/platform-http';
+import {
+  OAuth2GrantError,
+  PlatformRequestError,
+  PlatformUnauthorizedError,
+  PlatformUnavailableError,
+} from 'src/platform/platform.errors';
+import type { Lookup, MissingEntity, OAuth2Grant, PlatformAuth } from 'src/platform/platform.types';
+
+/** The platform's JSON error codes that mean "not found" here. */
+const MISSING_BY_CODE: Readonly<Record<number, MissingEntity>> = {
+  10003: 'channel',
+  10004: 'guild',
+  10007: 'member',
+  10013: 'user',
+};
+/** 403 "Missing Access": what the platform answers for a guild the bot is not in. */
+const MISSING_ACCESS = 50001;
+/** The platform's page size for guild lists. */
+const GUILD_PAGE = 200;
+
+/**
+ * The chat platform's REST API: exactly the routes this service uses (DESIGN §8), on the bot
+ * token, a user's OAuth2 token or the OAuth2 client credentials.
+ */
+export class PlatformClient {
+  constructor(
+    private readonly http: PlatformHttp,
+    private readonly applicationId: string,
+  ) {}
+
+  // --- OAuth2 -----------------------------------------------------------------------------------
+
+  exchangeCode(code: string, redirectUri: string): Promise<OAuth2Grant> {
+    return this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+  }
+
+  refreshGrant(refreshToken: string): Promise<OAuth2Grant> {
+    return this.tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken });
+  }
+
+  /** Revokes the whole authorization the token belongs to. */
+  async revokeToken(token: string, hint: 'access_token' | 'refresh_token'): Promise<void> {
+    const call = this.call('POST', '/oauth2/token/revoke', '/oauth2/token/revoke', {
+      kind: 'client',
+    });
+    const answer = await this.http.send({ ...call, form: { token, token_type_hint: hint } });
+    this.expectOk(call, answer);
+  }
+
+  // --- Users ------------------------------------------------------------------------------------
+
+  async getBotUser(): Promise<APIUser> {
+    const call = this.call('GET', '/users/@me', '/users/@me', { kind: 'bot' });
+    return this.expectOk(call, await this.http.send(call)) as APIUser;
+  }
+
+  /** The user behind an OAuth2 access token (scope `identify`). */
+  async getUser(accessToken: string): Promise<APIUser> {
+    const call = this.call('GET', '/users/@me', '/users/@me', {
+      kind: 'bearer',
+      token: accessToken,
+    });
+    return this.expectOk(call, await this.http.send(call)) as APIUser;
+  }
+
+  /** The guilds of the user behind an OAuth2 access token (scope `guilds`; at most 200). */
+  async getUserGuilds(accessToken: string): Promise<RESTAPIPartialCurrentUserGuild[]> {
+    return this.guildPage({ kind: 'bearer', token: accessToken }, undefined);
+  }
+
+  /** Every guild the bot is in, page by page. */
+  async getBotGuilds(): Promise<RESTAPIPartialCurrentUserGuild[]> {
+    const all: RESTAPIPartialCurrentUserGuild[] = [];
+    for (let after: string | undefined; ;) {
+      const page = await this.guildPage({ kind: 'bot' }, after);
+      all.push(...page);
+      if (page.length < GUILD_PAGE) return all;
+      after = page[page.length - 1].id;
+    }
+  }
+
+  // --- Guilds (bot token) -----------------------------------------------------------------------
+
+  /** The guild with its roles; not found when it does not exist or the bot is not in it. */
+  getGuild(guildId: string): Promise<Lookup<APIGuild>> {
+    const path = `/guilds/${encodeURIComponent(guildId)}`;
+    return this.lookup(this.call('GET', '/guilds/:guild_id', path, { kind: 'bot' }, guildId));
+  }
+
+  /** The guild's channels (without threads, as the platform serves them). */
+  getGuildChannels(guildId: string): Promise<Lookup<RESTGetAPIGuildChannelsResult>> {
+    const path = `/guilds/${encodeURIComponent(guildId)}/channels`;
+    return this.lookup(
+      this.call('GET', '/guilds/:guild_id/channels', path, { kind: 'bot' }, guildId),
+    );
+  }
+
+  getGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
+    const path = `/guilds/${encodeURIComponent(guildId)}/members/${encodeURIComponent(userId)}`;
+    return this.lookup(
+      this.call('GET', '/guilds/:guild_id/members/:user_id', path, { kind: 'bot' }, guildId),
+    );
+  }
+
+  // --- Application commands ---------------------------------------------------------------------
+
+  async getCommands(): Promise<APIApplicationCommand[]> {
+    const call = this.commandsCall('GET');
+    return this.expectOk(call, await this.http.send(call)) as APIApplicationCommand[];
+  }
+
+  /** Replaces every global command of the application (bulk overwrite). */
+  async putCommands(
+    commands: RESTPutAPIApplicationCommandsJSONBody,
+  ): Promise<APIApplicationCommand[]> {
+    const call = { ...this.commandsCall('PUT'), json: commands };
+    return this.expectOk(call, await this.http.send(call)) as APIApplicationCommand[];
+  }
+
+  // --- Helpers ----------------------------------------------------------------------------------
+
+  private call(
+    method: PlatformCall['method'],
+    route: string,
+    path: string,
+    auth: PlatformAuth,
+    majorId?: string,
+  ): PlatformCall {
+    return { method, route, path, auth, majorId };
+  }
+
+  private commandsCall(method: 'GET' | 'PUT'): PlatformCall {
+    const path = `/applications/${encodeURIComponent(this.applicationId)}/commands`;
+    return this.call(method, '/applications/:application_id/commands', path, { kind: 'bot' });
+  }
+
+  private async guildPage(
+    auth: PlatformAuth,
+    after: string | undefined,
+  ): Promise<RESTAPIPartialCurrentUserGuild[]> {
+    const call: PlatformCall = {
+      ...this.call('GET', '/users/@me/guilds', '/users/@me/guilds', auth),
+      query: { limit: String(GUILD_PAGE), ...(after ? { after } : {}) },
+    };
+    return this.expectOk(call, await this.http.send(call)) as RESTAPIPartialCurrentUserGuild[];
+  }
+
+  private async tokenRequest(form: Record<string, string>): Promise<OAuth2Grant> {
+    const call = {
+      ...this.call('POST', '/oauth2/token', '/oauth2/token', { kind: 'client' }),
+      form,
+    };
+    const answer = await this.http.send(call);
+    if (answer.status === 200) return answer.body as OAuth2Grant;
+    const { error, error_description } = (answer.body ?? {}) as {
+      error?: string;
+      error_description?: string;
+    };
+    if (error === 'invalid_client' || answer.status === 401) {
+      throw new PlatformUnavailableError('OAuth2 client credentials were refused (invalid_client)');
+    }
+    if (typeof error === 'string') throw new OAuth2GrantError(error, error_description);
+    throw new PlatformRequestError(call.route, answer.status, undefined);
+  }
+
+  private async lookup<T>(call: PlatformCall): Promise<Lookup<T>> {
+    const answer = await this.http.send(call);
+    if (answer.status === 200) return { found: true, value: answer.body as T };
+    const code = platformCode(answer);
+    if (answer.status === 404 && code !== undefined && MISSING_BY_CODE[code]) {
+      return { found: false, missing: MISSING_BY_CODE[code] };
+    }
+    if (answer.status === 403 && code === MISSING_ACCESS) return { found: false, missing: 'guild' };
+    return this.refuse(call, answer);
+  }
+
+  private expectOk(call: PlatformCall, answer: PlatformAnswer): unknown {
+    if (answer.status >= 200 && answer.status < 300) return answer.body;
+    return this.refuse(call, answer);
+  }
+
+  /** A refusal this call cannot turn into a result. */
+  private refuse(call: PlatformCall, answer: PlatformAnswer): never {
+    if (answer.status === 401) {
+      if (call.auth.kind === 'bearer') throw new PlatformUnauthorizedError();
+      // The bot token or the client credentials are wrong: nothing a client of ours can fix.
+      throw new PlatformUnavailableError(`${call.method} ${call.route}: credentials refused (401)`);
+    }
+    throw new PlatformRequestError(
+      `${call.method} ${call.route}`,
+      answer.status,
+      platformCode(answer),
+    );
+  }
+}
+
+function platformCode(answer: PlatformAnswer): number | undefined {
+  const code = (answer.body as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}

@@ -1,0 +1,55 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { AppConfig } from 'src/config/app-config';
+import { DemoController } from 'src/platform/demo.controller';
+import { PlatformCache } from 'src/platform/platform-cache';
+import { PlatformConnection } from 'src/platform/platform-connection';
+import { PlatformHttp } from 'src/platform/platform-http';
+import { PlatformClient } from 'src/platform/platform.client';
+import { PlatformService } from 'src/platform/platform.service';
+
+/** Bounded retries: a request that depends on the platform answers within a few timeouts. */
+const RETRIES = 2;
+const RATE_LIMIT_RETRIES = 3;
+const MAX_RATE_LIMIT_WAIT_MS = 10_000;
+const BACKOFF_MS = 250;
+
+/** The chat-platform client, its caches and, in demo mode, the emulator it talks to. */
+@Global()
+@Module({})
+export class PlatformModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: PlatformModule,
+      controllers: config.platform.demoMode ? [DemoController] : [],
+      providers: [
+        {
+          provide: PlatformConnection,
+          inject: [AppConfig],
+          useFactory: (appConfig: AppConfig) => PlatformConnection.open(appConfig),
+        },
+        {
+          provide: PlatformClient,
+          inject: [PlatformConnection, AppConfig],
+          useFactory: (connection: PlatformConnection, appConfig: AppConfig) =>
+            new PlatformClient(
+              new PlatformHttp({
+                apiUrl: connection.apiUrl,
+                botToken: connection.botToken,
+                clientId: connection.clientId,
+                clientSecret: connection.clientSecret,
+                timeoutMs: appConfig.platform.timeoutMs,
+                retries: RETRIES,
+                rateLimitRetries: RATE_LIMIT_RETRIES,
+                maxRateLimitWaitMs: MAX_RATE_LIMIT_WAIT_MS,
+                backoffMs: BACKOFF_MS,
+              }),
+              connection.clientId,
+            ),
+        },
+        PlatformCache,
+        PlatformService,
+      ],
+      exports: [PlatformConnection, PlatformClient, PlatformService],
+    };
+  }
+}
