@@ -29,6 +29,7 @@ describe('loadConfig', () => {
     expect(config.database).toEqual({ engine: 'pglite', directory: null });
     expect(config.dataDir).toBe('/srv/app/.data');
     expect(config.redisUrl).toBeNull();
+    expect(config.redisKeyPrefix).toBe('bms:');
     expect(config.platform).toEqual({
       apiUrl: 'https://discord.com/api',
       clientId: DEMO_DEFAULTS.clientId,
@@ -64,6 +65,7 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgres://bms:pw@db:5432/bms',
       DATA_DIR: '/var/lib/bms',
       REDIS_URL: 'redis://cache:6379/0',
+      REDIS_KEY_PREFIX: 'staging:bms:',
       DISCORD_API_URL: 'http://127.0.0.1:9999/api/',
       DISCORD_CLIENT_ID: '123456789012345678',
       DISCORD_CLIENT_SECRET: 'shh',
@@ -86,6 +88,7 @@ describe('loadConfig', () => {
     expect(config.database).toEqual({ engine: 'postgres', url: 'postgres://bms:pw@db:5432/bms' });
     expect(config.dataDir).toBe('/var/lib/bms');
     expect(config.redisUrl).toBe('redis://cache:6379/0');
+    expect(config.redisKeyPrefix).toBe('staging:bms:');
     expect(config.platform).toEqual({
       apiUrl: 'http://127.0.0.1:9999/api',
       clientId: '123456789012345678',
@@ -129,6 +132,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://db/x'],
     ['DATABASE_URL', 'postgres://has space'],
     ['REDIS_URL', 'http://cache'],
+    ['REDIS_KEY_PREFIX', 'has spaces'],
     ['DISCORD_API_URL', 'not a url'],
     ['DISCORD_API_URL', 'ftp://discord.com/api'],
     ['DISCORD_CLIENT_ID', 'abc'],

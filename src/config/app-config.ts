@@ -47,6 +47,8 @@ export class AppConfig {
   readonly database!: DatabaseConfig;
   readonly dataDir!: string;
   readonly redisUrl!: string | null;
+  /** Prefix of every Redis key, so that several deployments can share one Redis. */
+  readonly redisKeyPrefix!: string;
   readonly platform!: PlatformConfig;
   readonly oauth2!: { readonly allowedRedirects: readonly string[] };
   readonly community!: { readonly mainServer: string; readonly supportServerInvite: string };
@@ -94,6 +96,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
     database,
     dataDir,
     redisUrl: env.REDIS_URL ?? null,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'bms:',
     platform: {
       apiUrl: (env.DISCORD_API_URL ?? 'https://discord.com/api').replace(/\/+$/, ''),
       clientId: env.DISCORD_CLIENT_ID ?? DEMO_DEFAULTS.clientId,

@@ -107,6 +107,13 @@ export class EnvironmentSchema {
 
   @Transform(emptyToUndefined)
   @IsOptional()
+  @Matches(/^[\w:.-]{1,64}$/, {
+    message: 'REDIS_KEY_PREFIX must be 1-64 letters, digits or _ : . -',
+  })
+  REDIS_KEY_PREFIX?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
   @IsUrl(
     { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
     { message: 'DISCORD_API_URL must be an http(s) URL such as https://discord.com/api' },

@@ -7,7 +7,6 @@ type Loader = () => Promise<unknown>;
 
 /** The most entries kept in memory; the oldest are dropped first. */
 const MAX_ENTRIES = 10_000;
-const REDIS_PREFIX = 'bms:platform:';
 
 /**
  * A short-lived cache of platform answers with request coalescing: concurrent requests for one key
@@ -18,6 +17,7 @@ const REDIS_PREFIX = 'bms:platform:';
 export class PlatformCache {
   private readonly logger = new Logger(PlatformCache.name);
   private readonly ttlMs: number;
+  private readonly redisPrefix: string;
   private readonly memory: LRUCache<string, { value: unknown }, Loader>;
 
   constructor(
@@ -25,6 +25,7 @@ export class PlatformCache {
     private readonly redis: RedisConnection,
   ) {
     this.ttlMs = config.platform.cacheTtlSeconds * 1000;
+    this.redisPrefix = `${config.redisKeyPrefix}platform:`;
     this.memory = new LRUCache<string, { value: unknown }, Loader>({
       max: MAX_ENTRIES,
       ttl: this.ttlMs,
@@ -46,7 +47,7 @@ export class PlatformCache {
   private async load(key: string, loader: Loader): Promise<unknown> {
     const client = this.redis.client;
     if (!client) return loader();
-    const redisKey = REDIS_PREFIX + key;
+    const redisKey = this.redisPrefix + key;
     try {
       const shared = await client.get(redisKey);
       if (shared !== null) return JSON.parse(shared) as unknown;

@@ -1,4 +1,4 @@
-import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from 'src/config/app-config';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
@@ -7,7 +7,7 @@ import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
  * Where the platform is and how to authenticate to it: the configured Discord, or, in demo mode
  * (no `DISCORD_BOT_TOKEN`), the built-in emulator started on a loopback port.
  */
-export class PlatformConnection implements OnApplicationShutdown {
+export class PlatformConnection implements OnApplicationBootstrap, OnApplicationShutdown {
   private constructor(
     readonly apiUrl: string,
     readonly botToken: string,
@@ -29,9 +29,6 @@ export class PlatformConnection implements OnApplicationShutdown {
       );
     }
     const emulator = await PlatformEmulator.start(DEMO_SEED);
-    new Logger(PlatformConnection.name).log(
-      `Demo mode: DISCORD_BOT_TOKEN is not set, so the built-in chat-platform emulator at ${emulator.apiUrl} stands in for Discord (demo guild ${DEMO_IDS.community}; get a login code from GET /demo/oauth2-code)`,
-    );
     const { application } = DEMO_SEED;
     return new PlatformConnection(
       emulator.apiUrl,
@@ -39,6 +36,14 @@ export class PlatformConnection implements OnApplicationShutdown {
       application.id,
       application.secret,
       emulator,
+    );
+  }
+
+  /** Logged once the application logger is in place. */
+  onApplicationBootstrap(): void {
+    if (!this.emulator) return;
+    new Logger(PlatformConnection.name).log(
+      `Demo mode: DISCORD_BOT_TOKEN is not set, so the built-in chat-platform emulator at ${this.emulator.apiUrl} stands in for Discord (demo guild ${DEMO_IDS.community}; get a login code from GET /demo/oauth2-code)`,
     );
   }
 

@@ -126,13 +126,9 @@ export class PlatformHttp {
       const text = await response.text();
       return { response: { status: response.status, headers: response.headers, text } };
     } catch (error) {
-      const name = error instanceof Error ? error.name : 'Error';
-      return {
-        error:
-          name === 'TimeoutError'
-            ? `timed out after ${this.options.timeoutMs} ms`
-            : 'network error',
-      };
+      // AbortSignal.timeout rejects with a DOMException named TimeoutError.
+      const timedOut = (error as { name?: unknown } | null)?.name === 'TimeoutError';
+      return { error: timedOut ? `timed out after ${this.options.timeoutMs} ms` : 'network error' };
     }
   }
 

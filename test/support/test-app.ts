@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
@@ -41,6 +42,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     DATABASE_URL: database.url,
     TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,
     REDIS_URL: process.env.REDIS_URL,
+    // Test files share the CI's Redis: each application gets keys of its own.
+    REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
     LOG_LEVEL: 'info',
     ...options.env,
   });

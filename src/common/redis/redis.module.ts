@@ -32,9 +32,11 @@ export class RedisConnection implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     if (!this.client) return;
-    try {
-      await this.client.quit();
-    } catch {
+    // QUIT lets a live connection finish its replies; anything else is simply dropped, which also
+    // stops the reconnect loop.
+    if (this.client.status === 'ready') {
+      await this.client.quit().catch(() => this.client?.disconnect());
+    } else {
       this.client.disconnect();
     }
   }
@@ -42,6 +44,8 @@ export class RedisConnection implements OnApplicationShutdown {
   private connect(url: string): Redis {
     const client = new Redis(url, {
       connectTimeout: CONNECT_TIMEOUT_MS,
+      // How long a closing socket may linger; the default 2 s would hold shutdown.
+      disconnectTimeout: 200,
       commandTimeout: COMMAND_TIMEOUT_MS,
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,

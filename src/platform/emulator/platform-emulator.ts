@@ -57,6 +57,8 @@ export class PlatformEmulator {
     forceCloseConnections: true,
   });
   private address = '';
+  /** Aborts pending "hang" faults when the emulator closes. */
+  private readonly closing = new AbortController();
 
   private constructor(readonly state: EmulatorState) {}
 
@@ -98,6 +100,7 @@ export class PlatformEmulator {
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
     await this.server.close();
   }
 
@@ -132,7 +135,7 @@ export class PlatformEmulator {
     if (entry.remaining <= 0) this.faults.delete(route);
     const { fault } = entry;
     if (fault.kind === 'hang') {
-      await sleep(fault.delayMs);
+      await sleep(fault.delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
       return;
     }
     if (fault.kind === 'error') {

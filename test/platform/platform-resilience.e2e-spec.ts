@@ -1,0 +1,130 @@
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { PlatformUnavailableError } from 'src/platform/platform.errors';
+import { clientFor, useEmulator } from 'test/support/platform';
+
+const GUILD_ROUTE = 'GET /guilds/:guild_id';
+
+/** Times (ms) at which the emulator saw each request to a route. */
+function arrivals(emulator: ReturnType<ReturnType<typeof useEmulator>>, route: string): number[] {
+  return emulator.requests.filter((r) => r.route === route).map((r) => r.at);
+}
+
+describe('platform transport', () => {
+  const emulator = useEmulator();
+  beforeEach(() => {
+    emulator().requests.length = 0;
+  });
+
+  describe('429 rate limits', () => {
+    it('waits out retry_after, then retries and succeeds', async () => {
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
+      const lookup = await clientFor(emulator()).getGuild(DEMO_IDS.community);
+      expect(lookup.found).toBe(true);
+      const [first, second] = arrivals(emulator(), GUILD_ROUTE);
+      expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(2);
+      // The retry came after the delay, not before.
+      expect(second - first).toBeGreaterThanOrEqual(400);
+    });
+
+    it('holds later requests on the same bucket until it resets', async () => {
+      const client = clientFor(emulator());
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
+      const first = client.getGuild(DEMO_IDS.community);
+      await sleep(100);
+      // Sent while the first request waits out its 429: it must wait for the bucket too.
+      const second = client.getGuild(DEMO_IDS.community);
+      await Promise.all([first, second]);
+      const [limitedAt, ...later] = arrivals(emulator(), GUILD_ROUTE);
+      expect(later).toHaveLength(2);
+      for (const at of later) expect(at - limitedAt).toBeGreaterThanOrEqual(400);
+    });
+
+    it('honours a global rate limit on every route', async () => {
+      const client = clientFor(emulator());
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.3, global: true });
+      await client.getGuild(DEMO_IDS.community);
+      const [limitedAt] = arrivals(emulator(), GUILD_ROUTE);
+      await client.getBotUser();
+      const [userAt] = arrivals(emulator(), 'GET /users/@me');
+      expect(userAt - limitedAt).toBeGreaterThanOrEqual(300);
+    });
+
+    it('gives up after a bounded number of 429s', async () => {
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.05 }, 10);
+      const failure = clientFor(emulator(), { rateLimitRetries: 2 }).getGuild(DEMO_IDS.community);
+      await expect(failure).rejects.toBeInstanceOf(PlatformUnavailableError);
+      expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(3);
+    });
+
+    it('fails at once when the platform asks for a longer wait than allowed', async () => {
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 60 });
+      const started = Date.now();
+      await expect(
+        clientFor(emulator(), { maxRateLimitWaitMs: 1_000 }).getGuild(DEMO_IDS.community),
+      ).rejects.toBeInstanceOf(PlatformUnavailableError);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(1);
+    });
+  });
+
+  describe('5xx answers', () => {
+    it('retries with backoff and succeeds when the platform recovers', async () => {
+      emulator().injectFault(GUILD_ROUTE, { kind: 'error', status: 502 }, 2);
+      const lookup = await clientFor(emulator(), { backoffMs: 100 }).getGuild(DEMO_IDS.community);
+      expect(lookup.found).toBe(true);
+      const [a, b, c] = arrivals(emulator(), GUILD_ROUTE);
+      // Backoff doubles (with at least half of it kept as jitter floor): ≥ 50 ms, then ≥ 100 ms.
+      expect(b - a).toBeGreaterThanOrEqual(50);
+      expect(c - b).toBeGreaterThanOrEqual(100);
+    });
+
+    it('surfaces as InternalError after the bounded retries, without the platform body', async () => {
+      emulator().injectFault(GUILD_ROUTE, { kind: 'error', status: 500 }, 10);
+      const failure = clientFor(emulator(), { retries: 2 }).getGuild(DEMO_IDS.community);
+      await expect(failure).rejects.toBeInstanceOf(PlatformUnavailableError);
+      await expect(failure).rejects.toMatchObject({
+        code: ErrorCode.InternalError,
+        status: 500,
+        message: 'The chat platform is unavailable; try again later',
+      });
+      expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(3);
+    });
+  });
+
+  describe('a hung platform', () => {
+    it('hits the timeout on every attempt, then gives up', async () => {
+      emulator().injectFault(GUILD_ROUTE, { kind: 'hang', delayMs: 5_000 }, 10);
+      const started = Date.now();
+      const failure = clientFor(emulator(), { timeoutMs: 200, retries: 1 }).getGuild(
+        DEMO_IDS.community,
+      );
+      await expect(failure).rejects.toMatchObject({
+        detail: expect.stringContaining('timed out after 200 ms'),
+      });
+      expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(2);
+      expect(Date.now() - started).toBeLessThan(4_000);
+    });
+  });
+
+  it('retries network errors, then gives up', async () => {
+    const port = await closedPort();
+    const failure = clientFor({ apiUrl: `http://127.0.0.1:${port}/api` }).getBotUser();
+    await expect(failure).rejects.toMatchObject({
+      detail: expect.stringContaining('network error after 3 attempts'),
+    });
+  });
+});
+
+/** A port nothing listens on. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
+    });
+  });
+}

@@ -1,0 +1,46 @@
+import { Logger } from '@nestjs/common';
+import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
+import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { PlatformHttp, type PlatformHttpOptions } from 'src/platform/platform-http';
+import { PlatformClient } from 'src/platform/platform.client';
+
+export const DEMO_REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+
+/** A client wired to an emulator, with timings small enough for tests. */
+export function clientFor(
+  emulator: { apiUrl: string },
+  overrides: Partial<PlatformHttpOptions> = {},
+): PlatformClient {
+  const http = new PlatformHttp({
+    apiUrl: emulator.apiUrl,
+    botToken: DEMO_SEED.application.bot_token,
+    clientId: DEMO_SEED.application.id,
+    clientSecret: DEMO_SEED.application.secret,
+    timeoutMs: 2_000,
+    retries: 2,
+    rateLimitRetries: 3,
+    maxRateLimitWaitMs: 5_000,
+    backoffMs: 20,
+    ...overrides,
+  });
+  return new PlatformClient(http, DEMO_SEED.application.id);
+}
+
+/** Starts an emulator for the enclosing `describe` and returns an accessor for it. */
+export function useEmulator(seed: EmulatorSeed = DEMO_SEED): () => PlatformEmulator {
+  let emulator: PlatformEmulator | undefined;
+  beforeAll(async () => {
+    // No application here to own the logs: retries' warnings would only clutter the output.
+    Logger.overrideLogger(false);
+    emulator = await PlatformEmulator.start(seed);
+  });
+  afterEach(() => emulator?.clearFaults());
+  afterAll(async () => {
+    await emulator?.close();
+  });
+  return () => {
+    if (!emulator) throw new Error('the emulator is not running');
+    return emulator;
+  };
+}
