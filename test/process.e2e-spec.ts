@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { unusedPort } from 'test/support/ports';
 
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
@@ -25,7 +25,7 @@ describe('the service process', () => {
 
   it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
-    const port = await freePort();
+    const port = await unusedPort();
     const service = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
     try {
       await waitForHealthy(port);
@@ -159,14 +159,4 @@ function slowPost(
       return response;
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

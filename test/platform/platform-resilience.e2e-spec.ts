@@ -1,9 +1,9 @@
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import { clientFor, useEmulator } from 'test/support/platform';
+import { unusedPort } from 'test/support/ports';
 
 const GUILD_ROUTE = 'GET /guilds/:guild_id';
 
@@ -106,21 +106,10 @@ describe('platform transport', () => {
   });
 
   it('retries network errors, then gives up', async () => {
-    const port = await closedPort();
+    const port = await unusedPort();
     const failure = clientFor({ apiUrl: `http://127.0.0.1:${port}/api` }).getBotUser();
     await expect(failure).rejects.toMatchObject({
       detail: expect.stringContaining('network error after 3 attempts'),
     });
   });
 });
-
-/** A port nothing listens on. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
-    });
-  });
-}
