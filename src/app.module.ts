@@ -1,5 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { AuthModule } from 'src/auth/auth.module';
+import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
 import { LoggingModule } from 'src/common/logging/logging.module';
 import { RedisModule } from 'src/common/redis/redis.module';
@@ -21,12 +24,15 @@ export class AppModule {
         LoggingModule,
         RedisModule,
         DatabaseModule,
+        ScheduleModule.forRoot(),
         PlatformModule.forRoot(config),
+        AuthModule,
         HealthModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: AppValidationPipe },
+        { provide: APP_GUARD, useExisting: SessionAuthGuard },
       ],
     };
   }

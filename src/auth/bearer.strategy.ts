@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { Strategy } from 'passport-http-bearer';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { SessionsService } from 'src/sessions/sessions.service';
+
+/** Resolves `Authorization: Bearer <token>` to a live, unbanned session. */
+@Injectable()
+export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  constructor(private readonly sessions: SessionsService) {
+    super();
+  }
+
+  async validate(token: string): Promise<AuthenticatedSession> {
+    let session: AuthenticatedSession | null;
+    try {
+      session = await this.sessions.authenticate(token);
+    } catch {
+      throw new AppException(
+        ErrorCode.InternalAuthError,
+        'The authentication system is unavailable; try again later',
+      );
+    }
+    if (!session) {
+      throw new AppException(ErrorCode.InvalidToken, 'The token is invalid, expired or revoked');
+    }
+    if (session.userState === 'banned') {
+      throw new AppException(ErrorCode.ApiBanned, 'This account is banned from this service');
+    }
+    if (session.state === 'banned') {
+      throw new AppException(ErrorCode.ApiBanned, 'This token is banned');
+    }
+    return session;
+  }
+}

@@ -1,0 +1,164 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { TokenCipher } from 'src/auth/token-cipher';
+import { UserEntity } from 'src/auth/user.entity';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
+import { OAuth2GrantError } from 'src/platform/platform.errors';
+import { PlatformClient } from 'src/platform/platform.client';
+import type { OAuth2Grant } from 'src/platform/platform.types';
+import { SessionsService } from 'src/sessions/sessions.service';
+
+/** An access token this close to expiry is refreshed before use. */
+const REFRESH_MARGIN_MS = 60_000;
+/** Cross-instance refresh lock: held at most this long, waited for at most this long. */
+const LOCK_TTL_MS = 15_000;
+const LOCK_WAIT_MS = 15_000;
+const LOCK_POLL_MS = 100;
+
+const RELOGIN_MESSAGE = 'Your Discord authorization has expired or was revoked; log in again';
+
+/**
+ * The users' platform OAuth2 grants: stored encrypted, refreshed when expired (one refresh at a
+ * time per user, in this process and, with Redis, across instances), retired when the platform
+ * refuses them or the user's last login session ends.
+ */
+@Injectable()
+export class GrantService implements OnModuleInit {
+  private readonly logger = new Logger(GrantService.name);
+  private readonly refreshing = new Map<string, Promise<string>>();
+
+  constructor(
+    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
+    private readonly cipher: TokenCipher,
+    private readonly platform: PlatformClient,
+    private readonly sessions: SessionsService,
+    private readonly redis: RedisConnection,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.sessions.onLastLoginEnded((userId) => this.revoke(userId));
+  }
+
+  /** Stores a new grant for the user (inside the login transaction). */
+  async store(userId: string, grant: OAuth2Grant, manager: EntityManager): Promise<void> {
+    await manager.getRepository(UserEntity).update({ id: userId }, this.encrypted(userId, grant));
+  }
+
+  /**
+   * A platform access token of the user that is valid now, refreshed first if it has expired.
+   * Throws 403 `Restricted` ("log in again") when the user has no usable grant.
+   */
+  async accessTokenFor(userId: string): Promise<string> {
+    const current = await this.validAccessToken(userId);
+    if (current) return current;
+    let refresh = this.refreshing.get(userId);
+    if (!refresh) {
+      refresh = this.refreshWithLock(userId).finally(() => this.refreshing.delete(userId));
+      this.refreshing.set(userId, refresh);
+    }
+    return refresh;
+  }
+
+  /** Revokes the user's grant at the platform (best effort) and forgets it. */
+  async revoke(userId: string): Promise<void> {
+    const user = await this.users.findOne({ where: { id: userId } });
+    if (user?.grantRefreshToken) {
+      try {
+        const refreshToken = this.cipher.decrypt(user.grantRefreshToken, `${userId}:refresh`);
+        await this.platform.revokeToken(refreshToken, 'refresh_token');
+      } catch (error) {
+        this.logger.warn({ reason: (error as Error).message }, 'Could not revoke a platform grant');
+      }
+    }
+    await this.forget(userId, 'dead');
+  }
+
+  private async validAccessToken(userId: string): Promise<string | null> {
+    const user = await this.users.findOne({ where: { id: userId } });
+    if (!user?.grantAccessToken || !user.grantRefreshToken || user.grantState === 'dead') {
+      throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
+    }
+    if ((user.grantExpiresAt?.getTime() ?? 0) - REFRESH_MARGIN_MS <= Date.now()) return null;
+    return this.cipher.decrypt(user.grantAccessToken, `${userId}:access`);
+  }
+
+  private async refreshWithLock(userId: string): Promise<string> {
+    const release = await this.lock(userId);
+    try {
+      // Another instance may have refreshed while this one waited for the lock.
+      const fresh = await this.validAccessToken(userId);
+      if (fresh) return fresh;
+      return await this.refresh(userId);
+    } finally {
+      await release();
+    }
+  }
+
+  private async refresh(userId: string): Promise<string> {
+    const user = await this.users.findOneOrFail({ where: { id: userId } });
+    const refreshToken = this.cipher.decrypt(user.grantRefreshToken as Buffer, `${userId}:refresh`);
+    let grant: OAuth2Grant;
+    try {
+      grant = await this.platform.refreshGrant(refreshToken);
+    } catch (error) {
+      if (error instanceof OAuth2GrantError) {
+        await this.forget(userId, 'dead');
+        throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
+      }
+      throw error;
+    }
+    await this.users.update({ id: userId }, this.encrypted(userId, grant));
+    return grant.access_token;
+  }
+
+  private encrypted(userId: string, grant: OAuth2Grant): Partial<UserEntity> {
+    return {
+      grantAccessToken: this.cipher.encrypt(grant.access_token, `${userId}:access`),
+      grantRefreshToken: this.cipher.encrypt(grant.refresh_token, `${userId}:refresh`),
+      grantExpiresAt: new Date(Date.now() + grant.expires_in * 1000),
+      grantScopes: grant.scope,
+      grantState: 'active',
+    };
+  }
+
+  private async forget(userId: string, state: 'dead'): Promise<void> {
+    await this.users.update(
+      { id: userId },
+      { grantAccessToken: null, grantRefreshToken: null, grantExpiresAt: null, grantState: state },
+    );
+  }
+
+  /**
+   * A per-user lock across instances (Redis SET NX PX); without Redis (one instance) the in-process
+   * single flight in `accessTokenFor` is the lock. Fails open if Redis is unreachable.
+   */
+  private async lock(userId: string): Promise<() => Promise<void>> {
+    const client = this.redis.client;
+    if (!client) return () => Promise.resolve();
+    const key = `${this.config.redisKeyPrefix}grant-refresh:${userId}`;
+    const owner = `${process.pid}:${Math.random()}`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    try {
+      while ((await client.set(key, owner, 'PX', LOCK_TTL_MS, 'NX')) !== 'OK') {
+        if (Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      }
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Refresh lock unavailable');
+      return () => Promise.resolve();
+    }
+    return async () => {
+      try {
+        // Release only our own lock.
+        if ((await client.get(key)) === owner) await client.del(key);
+      } catch {
+        // It expires on its own.
+      }
+    };
+  }
+}

@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { APIUser } from 'discord-api-types/v10';
+import { DataSource } from 'typeorm';
+import { GrantService } from 'src/auth/grant.service';
+import { OAuth2CodeGuard } from 'src/auth/oauth2-code-guard';
+import { UsersService } from 'src/auth/users.service';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { AppConfig } from 'src/config/app-config';
+import { OAuth2GrantError } from 'src/platform/platform.errors';
+import { PlatformClient } from 'src/platform/platform.client';
+import type { OAuth2Grant } from 'src/platform/platform.types';
+import { SessionsService, type IssuedSession } from 'src/sessions/sessions.service';
+
+const REQUIRED_SCOPES = ['identify', 'guilds'];
+
+export interface Login {
+  issued: IssuedSession;
+  profile: APIUser;
+}
+
+/** `POST /oauth2`: the OAuth2 code exchange that creates a login session. */
+@Injectable()
+export class LoginService {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly codes: OAuth2CodeGuard,
+    private readonly platform: PlatformClient,
+    private readonly users: UsersService,
+    private readonly grants: GrantService,
+    private readonly sessions: SessionsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  async login(code: string, redirectUri: string): Promise<Login> {
+    if (!this.config.oauth2.allowedRedirects.includes(redirectUri)) {
+      throw new AppException(
+        ErrorCode.Restricted,
+        'redirect_uri is not one of the redirect URIs this service allows',
+      );
+    }
+    if (!(await this.codes.claim(code))) {
+      throw new AppException(
+        ErrorCode.BadRequest,
+        'This authorization code was already used; start the login again',
+      );
+    }
+    const grant = await this.exchange(code, redirectUri);
+    if (!REQUIRED_SCOPES.every((scope) => grant.scope.split(' ').includes(scope))) {
+      await this.discard(grant);
+      throw new AppException(
+        ErrorCode.BadRequest,
+        `The authorization must grant the scopes ${REQUIRED_SCOPES.join(' and ')}`,
+      );
+    }
+    const profile = await this.platform.getUser(grant.access_token);
+    if ((await this.users.find(profile.id))?.state === 'banned') {
+      await this.discard(grant);
+      throw new AppException(ErrorCode.ApiBanned, 'This account is banned from this service');
+    }
+    const issued = await this.dataSource.transaction(async (manager) => {
+      await this.users.upsertProfile(profile, manager);
+      await this.grants.store(profile.id, grant, manager);
+      return this.sessions.issue(
+        {
+          userId: profile.id,
+          type: 'login',
+          name: null,
+          ttlSeconds: this.config.sessions.loginSessionTtlSeconds,
+        },
+        manager,
+      );
+    });
+    return { issued, profile };
+  }
+
+  private async exchange(code: string, redirectUri: string): Promise<OAuth2Grant> {
+    try {
+      return await this.platform.exchangeCode(code, redirectUri);
+    } catch (error) {
+      if (error instanceof OAuth2GrantError) {
+        throw new AppException(
+          ErrorCode.BadRequest,
+          'The authorization code is invalid or expired; start the login again',
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Revokes a grant this service will not keep (best effort). */
+  private async discard(grant: OAuth2Grant): Promise<void> {
+    await this.platform.revokeToken(grant.refresh_token, 'refresh_token').catch(() => undefined);
+  }
+}

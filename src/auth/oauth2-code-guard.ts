@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
+
+/** Longer than any authorization code lives on the platform. */
+const REMEMBER_MS = 10 * 60_000;
+
+/**
+ * Lets each OAuth2 authorization code be exchanged once, across instances: Redis `SET NX` with a
+ * TTL when `REDIS_URL` is set, else (one instance) an in-process store. Codes are kept as hashes.
+ */
+@Injectable()
+export class OAuth2CodeGuard {
+  private readonly logger = new Logger(OAuth2CodeGuard.name);
+  private readonly local = new LRUCache<string, true>({ max: 100_000, ttl: REMEMBER_MS });
+  private readonly prefix: string;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    config: AppConfig,
+  ) {
+    this.prefix = `${config.redisKeyPrefix}oauth2-code:`;
+  }
+
+  /** True the first time a code is seen, false on every later attempt. */
+  async claim(code: string): Promise<boolean> {
+    const key = createHash('sha256').update(code).digest('hex');
+    const client = this.redis.client;
+    if (client) {
+      try {
+        return (await client.set(this.prefix + key, '1', 'PX', REMEMBER_MS, 'NX')) === 'OK';
+      } catch (error) {
+        // The platform still refuses a reused code; this guard only saves the round trip.
+        this.logger.warn(
+          { reason: (error as Error).message },
+          'Code-reuse guard fell back to this process',
+        );
+      }
+    }
+    if (this.local.has(key)) return false;
+    this.local.set(key, true);
+    return true;
+  }
+}

@@ -1,0 +1,39 @@
+import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { OAuth2LoginDto } from 'src/auth/dto/oauth2-login.dto';
+import { LoginService } from 'src/auth/login.service';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { Public } from 'src/common/decorators/public.decorator';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { SessionCreatedDto } from 'src/sessions/dto/session.dto';
+
+@ApiTags('auth')
+@Controller('oauth2')
+export class OAuth2Controller {
+  constructor(private readonly login: LoginService) {}
+
+  @Public()
+  @Post()
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Log in: exchange an OAuth2 authorization code for a login session',
+    description:
+      'Requires the identify and guilds scopes. In demo mode, GET /demo/oauth2-code hands out codes.',
+  })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.ApiBanned)
+  async create(@Body() body: OAuth2LoginDto): Promise<SessionCreatedDto> {
+    const { issued, profile } = await this.login.login(body.code, body.redirect_uri);
+    return {
+      user_id: profile.id,
+      token: issued.token,
+      session_id: issued.session.id,
+      expiry: issued.session.expiresAt.toISOString(),
+      user: {
+        id: profile.id,
+        username: profile.username,
+        global_name: profile.global_name ?? null,
+        avatar: profile.avatar ?? null,
+      },
+    };
+  }
+}

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { APIUser } from 'discord-api-types/v10';
+import type { EntityManager, Repository } from 'typeorm';
+import { UserEntity, type UserState } from 'src/auth/user.entity';
+import { SessionInvalidation } from 'src/sessions/session-invalidation';
+
+@Injectable()
+export class UsersService {
+  constructor(
+    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
+    private readonly invalidation: SessionInvalidation,
+  ) {}
+
+  find(userId: string): Promise<UserEntity | null> {
+    return this.users.findOne({ where: { id: userId } });
+  }
+
+  /** Creates or refreshes the user's profile; never changes the user's state (a ban stays). */
+  async upsertProfile(profile: APIUser, manager?: EntityManager): Promise<void> {
+    const repository = manager ? manager.getRepository(UserEntity) : this.users;
+    await repository.upsert(
+      {
+        id: profile.id,
+        username: profile.username.slice(0, 64),
+        globalName: profile.global_name?.slice(0, 64) ?? null,
+        avatar: profile.avatar ?? null,
+      },
+      { conflictPaths: ['id'], skipUpdateIfNoValuesChanged: true },
+    );
+  }
+
+  /** Creates a user known only by id (an API token issued by an operator before any login). */
+  async ensureExists(userId: string): Promise<void> {
+    await this.users
+      .createQueryBuilder()
+      .insert()
+      .values({ id: userId, username: `user-${userId}` })
+      .orIgnore()
+      .execute();
+  }
+
+  /**
+   * Bans or unbans a user; takes effect at once on every instance. False when the user is unknown.
+   */
+  async setState(userId: string, state: UserState): Promise<boolean> {
+    const result = await this.users.update({ id: userId }, { state });
+    if (!result.affected) return false;
+    await this.invalidation.userChanged(userId);
+    return true;
+  }
+}

@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+
+/** How long a resolved session is trusted without looking at the database again. */
+const TTL_MS = 30_000;
+const MAX_ENTRIES = 50_000;
+
+export interface CachedSession {
+  session: AuthenticatedSession;
+  /** When this process last wrote `last_used_at` (epoch ms). */
+  lastUsedWrittenAt: number;
+}
+
+/**
+ * Resolved sessions by token hash, so that an authenticated request costs no database round trip.
+ * Revocations and bans evict entries at once (on every instance, through SessionInvalidation);
+ * the TTL bounds staleness should an invalidation message be lost.
+ */
+@Injectable()
+export class SessionCache {
+  private readonly entries = new LRUCache<string, CachedSession>({ max: MAX_ENTRIES, ttl: TTL_MS });
+
+  get(tokenHash: string): CachedSession | undefined {
+    return this.entries.get(tokenHash);
+  }
+
+  set(tokenHash: string, entry: CachedSession): void {
+    this.entries.set(tokenHash, entry);
+  }
+
+  evictSession(sessionId: string): void {
+    this.evictWhere((session) => session.id === sessionId);
+  }
+
+  evictUser(userId: string): void {
+    this.evictWhere((session) => session.userId === userId);
+  }
+
+  private evictWhere(matches: (session: AuthenticatedSession) => boolean): void {
+    for (const [key, entry] of this.entries.entries()) {
+      if (matches(entry.session)) this.entries.delete(key);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
+import { SessionCache } from 'src/sessions/session-cache';
+
+type Invalidation = { session: string } | { user: string };
+
+/**
+ * Makes revocations and bans take effect at once on every instance: the change evicts the local
+ * cache and is broadcast on a Redis channel that every instance listens to. Without Redis there is
+ * one instance and the local eviction is enough. Should Redis be down, other instances catch up
+ * within the session cache TTL.
+ */
+@Injectable()
+export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(SessionInvalidation.name);
+  private readonly channel: string;
+  private subscriber: Redis | null = null;
+
+  constructor(
+    private readonly cache: SessionCache,
+    private readonly redis: RedisConnection,
+    config: AppConfig,
+  ) {
+    this.channel = `${config.redisKeyPrefix}sessions:invalidate`;
+  }
+
+  onModuleInit(): void {
+    const client = this.redis.client;
+    if (!client) return;
+    // A connection of its own (subscribed connections take no other commands) that queues the
+    // subscription until Redis is reachable and renews it after every reconnect.
+    this.subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.subscriber.on('error', () => undefined);
+    this.subscriber.on('message', (_channel: string, message: string) => this.apply(message));
+    this.subscriber.subscribe(this.channel).catch((error: Error) => {
+      this.logger.warn({ reason: error.message }, 'Could not subscribe to session invalidations');
+    });
+  }
+
+  async sessionChanged(sessionId: string): Promise<void> {
+    this.cache.evictSession(sessionId);
+    await this.broadcast({ session: sessionId });
+  }
+
+  async userChanged(userId: string): Promise<void> {
+    this.cache.evictUser(userId);
+    await this.broadcast({ user: userId });
+  }
+
+  onApplicationShutdown(): void {
+    this.subscriber?.disconnect();
+  }
+
+  private async broadcast(invalidation: Invalidation): Promise<void> {
+    const client = this.redis.client;
+    if (!client) return;
+    try {
+      await client.publish(this.channel, JSON.stringify(invalidation));
+    } catch (error) {
+      this.logger.warn(
+        { reason: (error as Error).message },
+        'Could not broadcast a session invalidation; other instances catch up within 30 s',
+      );
+    }
+  }
+
+  private apply(message: string): void {
+    try {
+      const invalidation = JSON.parse(message) as Partial<Record<'session' | 'user', unknown>>;
+      if (typeof invalidation.session === 'string') this.cache.evictSession(invalidation.session);
+      if (typeof invalidation.user === 'string') this.cache.evictUser(invalidation.user);
+    } catch {
+      this.logger.warn('Ignored a malformed session invalidation message');
+    }
+  }
+}

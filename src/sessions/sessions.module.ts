@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SessionCache } from 'src/sessions/session-cache';
+import { SessionInvalidation } from 'src/sessions/session-invalidation';
+import { SessionEntity } from 'src/sessions/session.entity';
+import { SessionsController } from 'src/sessions/sessions.controller';
+import { SessionsService } from 'src/sessions/sessions.service';
+
+/** Sessions and API tokens: storage, the resolved-session cache and the /sessions endpoints. */
+@Module({
+  imports: [TypeOrmModule.forFeature([SessionEntity])],
+  controllers: [SessionsController],
+  providers: [SessionsService, SessionCache, SessionInvalidation],
+  exports: [SessionsService, SessionInvalidation],
+})
+export class SessionsModule {}

@@ -1,0 +1,230 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, type EntityManager, MoreThan, type Repository } from 'typeorm';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { AppConfig } from 'src/config/app-config';
+import { SessionCache } from 'src/sessions/session-cache';
+import { SessionInvalidation } from 'src/sessions/session-invalidation';
+import {
+  generateSessionToken,
+  hashSessionToken,
+  isWellFormedToken,
+} from 'src/sessions/session-token';
+import { SessionEntity, type SessionType } from 'src/sessions/session.entity';
+
+/** `last_used_at` is written at most this often per session and process. */
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+export interface IssuedSession {
+  session: SessionEntity;
+  /** The plain token: returned once to its owner, never stored. */
+  token: string;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  type: SessionType;
+  name: string | null;
+  state: 'active' | 'banned';
+  user_state: 'normal' | 'banned';
+  created_at: Date;
+  expires_at: Date;
+  last_used_at: Date | null;
+}
+
+/** Called with the user id when a user's last login session ends (to retire the platform grant). */
+export type LastLoginEndedListener = (userId: string) => Promise<void>;
+
+@Injectable()
+export class SessionsService {
+  private readonly logger = new Logger(SessionsService.name);
+  private readonly lastLoginEndedListeners: LastLoginEndedListener[] = [];
+
+  constructor(
+    @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly cache: SessionCache,
+    private readonly invalidation: SessionInvalidation,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * The live session a token stands for, or null for a malformed, unknown, expired or revoked one.
+   * Served from the cache when possible; throws only when the session store fails.
+   */
+  async authenticate(token: string): Promise<AuthenticatedSession | null> {
+    if (!isWellFormedToken(token)) return null;
+    const key = hashSessionToken(token).toString('hex');
+    const now = Date.now();
+    let entry = this.cache.get(key);
+    if (!entry) {
+      const row = await this.findLiveByTokenHash(Buffer.from(key, 'hex'));
+      if (!row) return null;
+      entry = {
+        session: toAuthenticated(row),
+        lastUsedWrittenAt: row.last_used_at?.getTime() ?? 0,
+      };
+      this.cache.set(key, entry);
+    }
+    if (entry.session.expiresAt.getTime() <= now) return null;
+    this.recordUse(entry, now);
+    return entry.session;
+  }
+
+  /** Creates a session and its token; inside the caller's transaction when one is given. */
+  async issue(
+    options: { userId: string; type: SessionType; name: string | null; ttlSeconds: number },
+    manager?: EntityManager,
+  ): Promise<IssuedSession> {
+    const token = generateSessionToken(options.type);
+    const repository = manager ? manager.getRepository(SessionEntity) : this.sessions;
+    const session = await repository.save(
+      repository.create({
+        userId: options.userId,
+        type: options.type,
+        name: options.name,
+        state: 'active',
+        tokenHash: hashSessionToken(token),
+        expiresAt: new Date(Date.now() + options.ttlSeconds * 1000),
+        lastUsedAt: null,
+      }),
+    );
+    return { session, token };
+  }
+
+  /**
+   * A new API token for the user, within API_TOKEN_MAX_TTL and MAX_API_TOKENS_PER_USER. The
+   * user's row is locked meanwhile, so concurrent requests cannot pass the cap together.
+   */
+  async issueApiToken(userId: string, name: string, ttlSeconds: number): Promise<IssuedSession> {
+    const { apiTokenMaxTtlSeconds, maxApiTokensPerUser } = this.config.sessions;
+    if (ttlSeconds > apiTokenMaxTtlSeconds) {
+      const message = `expiry must not be greater than ${apiTokenMaxTtlSeconds} seconds`;
+      throw new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
+        { field: 'expiry', message },
+      ]);
+    }
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [userId]);
+      if ((await this.countLive(userId, 'api', manager)) >= maxApiTokensPerUser) {
+        throw new AppException(
+          ErrorCode.BadRequest,
+          `You already have ${maxApiTokensPerUser} API tokens, the most allowed; delete one first`,
+        );
+      }
+      return this.issue({ userId, type: 'api', name, ttlSeconds }, manager);
+    });
+  }
+
+  /** The user's live sessions, newest first. */
+  listLive(userId: string): Promise<SessionEntity[]> {
+    return this.sessions.find({
+      where: { userId, expiresAt: MoreThan(new Date()) },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  countLive(userId: string, type: SessionType, manager?: EntityManager): Promise<number> {
+    const repository = manager ? manager.getRepository(SessionEntity) : this.sessions;
+    return repository.count({ where: { userId, type, expiresAt: MoreThan(new Date()) } });
+  }
+
+  /**
+   * Revokes one of the user's own sessions; false when there is no such session of this user.
+   * The token stops working at once, here and on every other instance.
+   */
+  async revokeOwn(userId: string, sessionId: string): Promise<boolean> {
+    const session = await this.sessions.findOne({ where: { id: sessionId, userId } });
+    if (!session) return false;
+    await this.sessions.delete({ id: session.id });
+    await this.invalidation.sessionChanged(session.id);
+    if (session.type === 'login' && (await this.countLive(userId, 'login')) === 0) {
+      await this.notifyLastLoginEnded(userId);
+    }
+    return true;
+  }
+
+  /** Bans a session (its token then gets ApiBanned); false when it does not exist. */
+  async ban(sessionId: string): Promise<boolean> {
+    const result = await this.sessions.update({ id: sessionId }, { state: 'banned' });
+    if (!result.affected) return false;
+    await this.invalidation.sessionChanged(sessionId);
+    return true;
+  }
+
+  /** Registers a listener for "the user's last login session ended". */
+  onLastLoginEnded(listener: LastLoginEndedListener): void {
+    this.lastLoginEndedListeners.push(listener);
+  }
+
+  /** Deletes expired sessions; they are never accepted meanwhile (the lookup filters them). */
+  @Interval('purge-expired-sessions', PURGE_INTERVAL_MS)
+  async purgeExpired(): Promise<number> {
+    try {
+      const result = await this.sessions
+        .createQueryBuilder()
+        .delete()
+        .where('expires_at <= now()')
+        .execute();
+      const purged = result.affected ?? 0;
+      if (purged > 0) this.logger.log({ purged }, 'Purged expired sessions');
+      return purged;
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Purging expired sessions failed');
+      return 0;
+    }
+  }
+
+  private async findLiveByTokenHash(tokenHash: Buffer): Promise<SessionRow | undefined> {
+    const rows: SessionRow[] = await this.sessions.query(
+      `SELECT s.id, s.user_id, s.type, s.name, s.state, u.state AS user_state,
+              s.created_at, s.expires_at, s.last_used_at
+         FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = $1 AND s.expires_at > now()`,
+      [tokenHash],
+    );
+    return rows[0];
+  }
+
+  /** Writes `last_used_at` at most once a minute per session; never delays the request. */
+  private recordUse(
+    entry: { session: AuthenticatedSession; lastUsedWrittenAt: number },
+    now: number,
+  ): void {
+    if (now - entry.lastUsedWrittenAt < LAST_USED_WRITE_INTERVAL_MS) return;
+    entry.lastUsedWrittenAt = now;
+    this.sessions
+      .update({ id: entry.session.id }, { lastUsedAt: new Date(now) })
+      .catch((error: Error) => {
+        this.logger.debug({ reason: error.message }, 'Could not record session use');
+      });
+  }
+
+  private async notifyLastLoginEnded(userId: string): Promise<void> {
+    for (const listener of this.lastLoginEndedListeners) {
+      try {
+        await listener(userId);
+      } catch (error) {
+        this.logger.warn({ reason: (error as Error).message }, 'A last-login listener failed');
+      }
+    }
+  }
+}
+
+function toAuthenticated(row: SessionRow): AuthenticatedSession {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    type: row.type,
+    name: row.name,
+    state: row.state,
+    userState: row.user_state,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
+}
