@@ -1,0 +1,174 @@
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { databaseOf, emulatorOf } from 'test/support/auth';
+import { DEMO_REDIRECT } from 'test/support/platform';
+import { useTestApp } from 'test/support/test-app';
+
+describe('POST /oauth2', () => {
+  const t = useTestApp();
+
+  const code = (scopes?: string[], userId: string = DEMO_IDS.demoUser): string =>
+    emulatorOf(t()).issueCode({ userId, scopes, redirectUri: DEMO_REDIRECT });
+  const sessionsOf = async (userId: string): Promise<number> =>
+    (
+      (await databaseOf(t()).query(`SELECT count(*)::int AS n FROM sessions WHERE user_id = $1`, [
+        userId,
+      ])) as { n: number }[]
+    )[0].n;
+
+  it('logs in: a login session, the user stored, the grant encrypted', async () => {
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: code(), redirect_uri: DEMO_REDIRECT })
+      .expect(200);
+    expect(res.body).toEqual({
+      user_id: DEMO_IDS.demoUser,
+      token: expect.stringMatching(/^arl_[A-Za-z0-9_-]{43}$/),
+      session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      expiry: expect.any(String),
+      user: {
+        id: DEMO_IDS.demoUser,
+        username: 'demo_user',
+        global_name: 'Demo User',
+        avatar: '5f0c8d1a2b3c4d5e6f708192a3b4c5d6',
+      },
+    });
+    // LOGIN_SESSION_TTL: 7 days.
+    const ttl = new Date(res.body.expiry).getTime() - Date.now();
+    expect(Math.abs(ttl - 604_800_000)).toBeLessThan(60_000);
+
+    const [user] = (await databaseOf(t()).query(
+      `SELECT id, state, username, grant_access_token, grant_refresh_token, grant_scopes, grant_state
+         FROM users WHERE id = $1`,
+      [DEMO_IDS.demoUser],
+    )) as Record<string, unknown>[];
+    expect(user).toMatchObject({
+      id: DEMO_IDS.demoUser,
+      state: 'normal',
+      username: 'demo_user',
+      grant_scopes: 'identify guilds',
+      grant_state: 'active',
+    });
+    expect(Buffer.isBuffer(user.grant_access_token)).toBe(true);
+    const [session] = (await databaseOf(t()).query(
+      `SELECT type, name, state FROM sessions WHERE id = $1`,
+      [res.body.session_id],
+    )) as Record<string, unknown>[];
+    expect(session).toEqual({ type: 'login', name: null, state: 'active' });
+  });
+
+  it('refuses a redirect_uri that is not allowed exactly, with 403 Restricted', async () => {
+    for (const redirect of [
+      `${DEMO_REDIRECT}?x=1`,
+      'https://evil.example/cb',
+      `${DEMO_REDIRECT}/`,
+    ]) {
+      const res = await t()
+        .http()
+        .post('/oauth2')
+        .send({ code: code(), redirect_uri: redirect })
+        .expect(403);
+      expect(res.body.code).toBe('Restricted');
+    }
+  });
+
+  it.each([
+    ['a code shorter than 3 characters', { code: 'ab', redirect_uri: DEMO_REDIRECT }],
+    ['a code longer than 256 characters', { code: 'a'.repeat(257), redirect_uri: DEMO_REDIRECT }],
+    ['a missing code', { redirect_uri: DEMO_REDIRECT }],
+    ['a missing redirect_uri', { code: 'abcdef' }],
+    ['a numeric code', { code: 123456, redirect_uri: DEMO_REDIRECT }],
+    ['a null code', { code: null, redirect_uri: DEMO_REDIRECT }],
+    ['an extra field', { code: 'abcdef', redirect_uri: DEMO_REDIRECT, admin: true }],
+  ])('refuses %s with 400 BadRequest', async (_label, body) => {
+    const res = await t().http().post('/oauth2').send(body).expect(400);
+    expect(res.body.code).toBe('BadRequest');
+  });
+
+  it('refuses a code already used, without asking the platform again', async () => {
+    const once = code();
+    await t().http().post('/oauth2').send({ code: once, redirect_uri: DEMO_REDIRECT }).expect(200);
+    const before = emulatorOf(t()).countRequests('POST /oauth2/token');
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: once, redirect_uri: DEMO_REDIRECT })
+      .expect(400);
+    expect(res.body).toEqual({
+      message: 'This authorization code was already used; start the login again',
+      code: 'BadRequest',
+    });
+    expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before);
+  });
+
+  it("maps the platform's invalid_grant to 400 BadRequest", async () => {
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: 'never-issued-code', redirect_uri: DEMO_REDIRECT })
+      .expect(400);
+    expect(res.body).toEqual({
+      message: 'The authorization code is invalid or expired; start the login again',
+      code: 'BadRequest',
+    });
+  });
+
+  it('requires the identify and guilds scopes, and revokes a grant without them', async () => {
+    const before = emulatorOf(t()).countRequests('POST /oauth2/token/revoke');
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: code(['identify']), redirect_uri: DEMO_REDIRECT })
+      .expect(400);
+    expect(res.body.message).toBe('The authorization must grant the scopes identify and guilds');
+    expect(emulatorOf(t()).countRequests('POST /oauth2/token/revoke')).toBe(before + 1);
+  });
+
+  it('answers 500 InternalError when the platform fails, without its body', async () => {
+    emulatorOf(t()).injectFault('POST /oauth2/token', { kind: 'error', status: 502 }, 3);
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: code(), redirect_uri: DEMO_REDIRECT })
+      .expect(500);
+    expect(res.body).toEqual({
+      message: 'The chat platform is unavailable; try again later',
+      code: 'InternalError',
+      error_id: expect.any(String),
+    });
+  });
+
+  describe('banned users', () => {
+    it('are refused before anything is created, with 403 ApiBanned', async () => {
+      const first = await t()
+        .http()
+        .post('/oauth2')
+        .send({ code: code(undefined, DEMO_IDS.carol), redirect_uri: DEMO_REDIRECT })
+        .expect(200);
+      await databaseOf(t()).query(`UPDATE users SET state = 'banned' WHERE id = $1`, [
+        DEMO_IDS.carol,
+      ]);
+      const sessionsBefore = await sessionsOf(DEMO_IDS.carol);
+      const res = await t()
+        .http()
+        .post('/oauth2')
+        .send({ code: code(undefined, DEMO_IDS.carol), redirect_uri: DEMO_REDIRECT })
+        .expect(403);
+      expect(res.body).toEqual({
+        message: 'This account is banned from this service',
+        code: 'ApiBanned',
+      });
+      expect(await sessionsOf(DEMO_IDS.carol)).toBe(sessionsBefore);
+      expect(first.body.user_id).toBe(DEMO_IDS.carol);
+    });
+  });
+
+  it('is public: a bad Authorization header does not matter', async () => {
+    await t()
+      .http()
+      .post('/oauth2')
+      .set('Authorization', 'Bearer garbage')
+      .send({ code: code(), redirect_uri: DEMO_REDIRECT })
+      .expect(200);
+  });
+});
