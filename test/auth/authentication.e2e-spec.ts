@@ -178,9 +178,10 @@ describe('authentication', () => {
       const fresh = await createApiToken(t(), login.token);
       const lastUsed = async (): Promise<Date | null> =>
         (
-          (await databaseOf(t()).query(`SELECT last_used_at FROM sessions WHERE id = $1`, [
-            fresh.sessionId,
-          ])) as { last_used_at: Date | null }[]
+          await databaseOf(t()).query<{ last_used_at: Date | null }[]>(
+            `SELECT last_used_at FROM sessions WHERE id = $1`,
+            [fresh.sessionId],
+          )
         )[0].last_used_at;
       expect(await lastUsed()).toBeNull();
       await t().http().get(ME).set('Authorization', fresh.token).expect(200);
@@ -205,9 +206,10 @@ describe('authentication', () => {
       await t().http().get(ME).set('Authorization', fresh.token).expect(401);
       const count = async (): Promise<number> =>
         (
-          (await databaseOf(t()).query(`SELECT count(*)::int AS n FROM sessions WHERE id = $1`, [
-            fresh.sessionId,
-          ])) as { n: number }[]
+          await databaseOf(t()).query<{ n: number }[]>(
+            `SELECT count(*)::int AS n FROM sessions WHERE id = $1`,
+            [fresh.sessionId],
+          )
         )[0].n;
       expect(await count()).toBe(1);
       expect(await t().app.get(SessionsService).purgeExpired()).toBeGreaterThanOrEqual(1);

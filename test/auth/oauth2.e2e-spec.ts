@@ -10,9 +10,10 @@ describe('POST /oauth2', () => {
     emulatorOf(t()).issueCode({ userId, scopes, redirectUri: DEMO_REDIRECT });
   const sessionsOf = async (userId: string): Promise<number> =>
     (
-      (await databaseOf(t()).query(`SELECT count(*)::int AS n FROM sessions WHERE user_id = $1`, [
-        userId,
-      ])) as { n: number }[]
+      await databaseOf(t()).query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM sessions WHERE user_id = $1`,
+        [userId],
+      )
     )[0].n;
 
   it('logs in: a login session, the user stored, the grant encrypted', async () => {
@@ -37,11 +38,11 @@ describe('POST /oauth2', () => {
     const ttl = new Date(res.body.expiry).getTime() - Date.now();
     expect(Math.abs(ttl - 604_800_000)).toBeLessThan(60_000);
 
-    const [user] = (await databaseOf(t()).query(
+    const [user] = await databaseOf(t()).query<Record<string, unknown>[]>(
       `SELECT id, state, username, grant_access_token, grant_refresh_token, grant_scopes, grant_state
          FROM users WHERE id = $1`,
       [DEMO_IDS.demoUser],
-    )) as Record<string, unknown>[];
+    );
     expect(user).toMatchObject({
       id: DEMO_IDS.demoUser,
       state: 'normal',
@@ -50,10 +51,10 @@ describe('POST /oauth2', () => {
       grant_state: 'active',
     });
     expect(Buffer.isBuffer(user.grant_access_token)).toBe(true);
-    const [session] = (await databaseOf(t()).query(
+    const [session] = await databaseOf(t()).query<Record<string, unknown>[]>(
       `SELECT type, name, state FROM sessions WHERE id = $1`,
       [res.body.session_id],
-    )) as Record<string, unknown>[];
+    );
     expect(session).toEqual({ type: 'login', name: null, state: 'active' });
   });
 

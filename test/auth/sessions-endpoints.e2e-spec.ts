@@ -212,10 +212,10 @@ describe('/sessions', () => {
         .set('Authorization', dave2.token)
         .expect(204);
       expect(revokes()).toBe(before + 1);
-      const [grant] = (await databaseOf(t()).query(
+      const [grant] = await databaseOf(t()).query<Record<string, unknown>[]>(
         `SELECT grant_access_token, grant_refresh_token, grant_state FROM users WHERE id = $1`,
         [DEMO_IDS.dave],
-      )) as Record<string, unknown>[];
+      );
       expect(grant).toEqual({
         grant_access_token: null,
         grant_refresh_token: null,
