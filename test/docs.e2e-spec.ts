@@ -2,7 +2,19 @@ import { useTestApp } from 'test/support/test-app';
 
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+  security?: Record<string, string[]>[];
 }
+
+/** The only operations that may be called without a session. */
+const PUBLIC_OPERATIONS = new Set([
+  'GET /config',
+  'GET /healthz',
+  'GET /readyz',
+  'POST /oauth2',
+  'GET /demo/oauth2-code',
+]);
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 describe('API documentation', () => {
   const t = useTestApp();
@@ -74,6 +86,37 @@ describe('API documentation', () => {
         expect({ status, ref }).toEqual({ status, ref: expected });
       }
       expect(document.components.schemas).toHaveProperty('ErrorResponseDto');
+    });
+
+    it('declares a security scheme on every operation but the public allow-list', () => {
+      for (const [path, methods] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(methods)) {
+          const key = `${method.toUpperCase()} ${path}`;
+          const schemes = (operation.security ?? []).flatMap((entry) => Object.keys(entry)).sort();
+          if (PUBLIC_OPERATIONS.has(key)) {
+            expect({ key, schemes }).toEqual({ key, schemes: [] });
+          } else {
+            expect({ key, secured: schemes.length > 0 }).toEqual({ key, secured: true });
+            for (const scheme of schemes) expect(['PublicAuth', 'UserAuth']).toContain(scheme);
+          }
+        }
+      }
+    });
+
+    it('refuses every operation off the allow-list without a token (401 NoAuthToken)', async () => {
+      for (const [path, methods] of Object.entries(document.paths)) {
+        for (const method of METHODS) {
+          if (!methods[method] || PUBLIC_OPERATIONS.has(`${method.toUpperCase()} ${path}`))
+            continue;
+          const concrete = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+          const res = await t().http()[method](concrete).send({});
+          expect({ route: `${method} ${path}`, status: res.status, code: res.body.code }).toEqual({
+            route: `${method} ${path}`,
+            status: 401,
+            code: 'NoAuthToken',
+          });
+        }
+      }
     });
 
     it('documents a 500 on every operation', () => {

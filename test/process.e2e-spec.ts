@@ -8,13 +8,15 @@ import { unusedPort } from 'test/support/ports';
 
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
+const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 
-/** The service as `npm start` runs it: the built entry point in a child process. */
+// The built entry points, as `npm start` and `npm run cli` run them.
+beforeAll(() => {
+  execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+}, 180_000);
+
+/** The service in a child process. */
 describe('the service process', () => {
-  beforeAll(() => {
-    execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
-  }, 180_000);
-
   it('stops at boot with one line naming a bad variable', async () => {
     const run = await runToExit({ PORT: 'eighty', LOG_LEVEL: 'loud' });
     expect(run.code).toBe(1);
@@ -64,6 +66,79 @@ describe('the service process', () => {
   });
 });
 
+describe('the admin CLI', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bms-cli-'));
+  const cli = (
+    ...args: string[]
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    runToExit({ DATA_DIR: dataDir }, [CLI, ...args]);
+
+  it('creates an API token that the service accepts, bans and unbans its user', async () => {
+    const created = await cli(
+      'tokens:create',
+      '--user',
+      '424242',
+      '--name',
+      'ci',
+      '--expiry',
+      '3600',
+    );
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim().split('\n').at(-1) ?? '';
+    expect(token).toMatch(/^ara_[A-Za-z0-9_-]{43}$/);
+
+    const port = await unusedPort();
+    const asService = async (check: (port: number) => Promise<void>): Promise<void> => {
+      const service = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+      try {
+        await waitForHealthy(port);
+        await check(port);
+      } finally {
+        service.child.kill('SIGTERM');
+        await service.exited;
+      }
+    };
+    await asService(async (p) => {
+      const me = JSON.parse(await get(p, '/sessions/@me', token)) as {
+        user_id: string;
+        name: string;
+      };
+      expect(me).toMatchObject({ user_id: '424242', name: 'ci', type: 'api' });
+      // While the service holds the embedded database, the CLI is refused rather than let in.
+      const refused = await cli('sessions:list', '--user', '424242');
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/in use by process \d+; stop it first/);
+    });
+
+    const listed = await cli('sessions:list', '--user', '424242');
+    expect(listed.stdout).toContain("'ci'");
+    expect((await cli('users:ban', '424242')).stdout).toContain('User 424242 is banned.');
+    await asService(async (p) => {
+      await expect(get(p, '/sessions/@me', token)).rejects.toThrow(/ApiBanned/);
+    });
+    expect((await cli('users:unban', '424242')).code).toBe(0);
+    await asService(async (p) => {
+      await get(p, '/sessions/@me', token);
+    });
+  });
+
+  it.each([
+    [['users:ban', 'abc'], 'Error: user_id must be a snowflake (1-20 digits)'],
+    [['users:ban', '999'], 'Error: No user 999'],
+    [['sessions:ban', 'nope'], 'Error: session_id must be a UUID'],
+    [
+      ['tokens:create', '--user', '1', '--name', 'x', '--expiry', '10'],
+      'Error: --expiry must be at least 60 seconds',
+    ],
+    [['tokens:create', '--user', '1'], "error: required option '--name <name>' not specified"],
+    [['no-such-command'], "error: unknown command 'no-such-command'"],
+  ])('refuses %p with one line and exit code 1', async (args, message) => {
+    const run = await cli(...args);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(message);
+  });
+});
+
 function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.
   return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
@@ -86,8 +161,9 @@ function startService(env: Record<string, string>): {
 
 async function runToExit(
   env: Record<string, string>,
+  args: string[] = [MAIN],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: serviceEnv(env) });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: serviceEnv(env) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -109,9 +185,10 @@ async function waitForHealthy(port: number): Promise<void> {
   throw new Error('service did not become healthy within 30 s');
 }
 
-function get(port: number, path: string): Promise<string> {
+function get(port: number, path: string, token?: string): Promise<string> {
   return new Promise((done, fail) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path }, (res) => {
+    const headers = token ? { Authorization: token } : {};
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers }, (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
       res.on('end', () => (res.statusCode === 200 ? done(body) : fail(new Error(body))));

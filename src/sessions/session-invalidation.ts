@@ -39,6 +39,11 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
     });
   }
 
+  /** Whether invalidations come from other instances too (Redis configured). */
+  get isShared(): boolean {
+    return this.redis.client !== null;
+  }
+
   async sessionChanged(sessionId: string): Promise<void> {
     this.cache.evictSession(sessionId);
     await this.broadcast({ session: sessionId });

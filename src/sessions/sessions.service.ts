@@ -62,6 +62,12 @@ export class SessionsService {
     const key = hashSessionToken(token).toString('hex');
     const now = Date.now();
     let entry = this.cache.get(key);
+    if (entry && this.invalidation.isShared) {
+      // An invalidation published before this request was sent is already in this process's
+      // socket buffer: let pending I/O run once so it lands before the cached entry is trusted.
+      await new Promise((resolve) => setImmediate(resolve));
+      entry = this.cache.get(key);
+    }
     if (!entry) {
       const row = await this.findLiveByTokenHash(Buffer.from(key, 'hex'));
       if (!row) return null;

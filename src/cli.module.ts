@@ -1,0 +1,45 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { BanUserCommand, UnbanUserCommand } from 'src/auth/users.commands';
+import { UserEntity } from 'src/auth/user.entity';
+import { UsersService } from 'src/auth/users.service';
+import { RedisModule } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
+import { ConfigModule } from 'src/config/config.module';
+import { DatabaseModule } from 'src/database/database.module';
+import {
+  BanSessionCommand,
+  CreateTokenCommand,
+  ListSessionsCommand,
+  PurgeExpiredSessionsCommand,
+} from 'src/sessions/sessions.commands';
+import { SessionsModule } from 'src/sessions/sessions.module';
+
+/**
+ * The admin CLI: the database, Redis (so bans and revocations reach running instances at once) and
+ * the commands; no HTTP server and no chat platform.
+ */
+@Module({})
+export class CliModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        RedisModule,
+        DatabaseModule,
+        SessionsModule,
+        TypeOrmModule.forFeature([UserEntity]),
+      ],
+      providers: [
+        UsersService,
+        CreateTokenCommand,
+        BanUserCommand,
+        UnbanUserCommand,
+        BanSessionCommand,
+        ListSessionsCommand,
+        PurgeExpiredSessionsCommand,
+      ],
+    };
+  }
+}

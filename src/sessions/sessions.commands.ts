@@ -1,0 +1,126 @@
+import { Command, CommandRunner, Option } from 'nest-commander';
+import { UsersService } from 'src/auth/users.service';
+import {
+  CliError,
+  requirePositiveInteger,
+  requireSnowflake,
+  requireUuid,
+} from 'src/common/cli/cli-arguments';
+import { AppConfig } from 'src/config/app-config';
+import { SessionsService } from 'src/sessions/sessions.service';
+
+interface CreateTokenOptions {
+  user?: string;
+  name?: string;
+  expiry?: number;
+}
+
+@Command({
+  name: 'tokens:create',
+  description: 'Create an API token for a user; the token is printed once, on the last line',
+})
+export class CreateTokenCommand extends CommandRunner {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly users: UsersService,
+    private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  async run(_arguments: string[], options: CreateTokenOptions): Promise<void> {
+    const userId = requireSnowflake(options.user, '--user');
+    const name = options.name?.trim();
+    if (!name || name.length > 64) throw new CliError('--name must be 1 to 64 characters');
+    const expiry = options.expiry ?? this.config.sessions.apiTokenMaxTtlSeconds;
+    if (expiry < 60) throw new CliError('--expiry must be at least 60 seconds');
+    await this.users.ensureExists(userId);
+    const { session, token } = await this.sessions.issueApiToken(userId, name, expiry);
+    console.log(
+      `API token "${name}" (session ${session.id}) for user ${userId}, expires ${session.expiresAt.toISOString()}:`,
+    );
+    console.log(token);
+  }
+
+  @Option({ flags: '--user <user_id>', description: 'the user the token acts as', required: true })
+  parseUser(value: string): string {
+    return value;
+  }
+
+  @Option({
+    flags: '--name <name>',
+    description: 'a name to recognise the token by',
+    required: true,
+  })
+  parseName(value: string): string {
+    return value;
+  }
+
+  @Option({
+    flags: '--expiry <seconds>',
+    description: 'lifetime in seconds (default and maximum: API_TOKEN_MAX_TTL)',
+  })
+  parseExpiry(value: string): number {
+    return requirePositiveInteger(value, '--expiry');
+  }
+}
+
+@Command({
+  name: 'sessions:ban',
+  arguments: '<session_id>',
+  description: 'Ban a session or API token: it gets ApiBanned at once',
+})
+export class BanSessionCommand extends CommandRunner {
+  constructor(private readonly sessions: SessionsService) {
+    super();
+  }
+
+  async run([sessionId]: string[]): Promise<void> {
+    if (!(await this.sessions.ban(requireUuid(sessionId, 'session_id')))) {
+      throw new CliError(`No session ${sessionId}`);
+    }
+    console.log(`Session ${sessionId} is banned.`);
+  }
+}
+
+@Command({ name: 'sessions:list', description: "List a user's live sessions" })
+export class ListSessionsCommand extends CommandRunner {
+  constructor(private readonly sessions: SessionsService) {
+    super();
+  }
+
+  async run(_arguments: string[], options: { user?: string }): Promise<void> {
+    const sessions = await this.sessions.listLive(requireSnowflake(options.user, '--user'));
+    if (sessions.length === 0) {
+      console.log('No live sessions.');
+      return;
+    }
+    console.table(
+      sessions.map((s) => ({
+        id: s.id,
+        type: s.type,
+        name: s.name ?? '',
+        state: s.state,
+        created_at: s.createdAt.toISOString(),
+        expires_at: s.expiresAt.toISOString(),
+        last_used_at: s.lastUsedAt?.toISOString() ?? '',
+      })),
+    );
+  }
+
+  @Option({ flags: '--user <user_id>', description: 'whose sessions', required: true })
+  parseUser(value: string): string {
+    return value;
+  }
+}
+
+@Command({ name: 'sessions:purge-expired', description: 'Delete expired sessions now' })
+export class PurgeExpiredSessionsCommand extends CommandRunner {
+  constructor(private readonly sessions: SessionsService) {
+    super();
+  }
+
+  async run(): Promise<void> {
+    console.log(`Purged ${await this.sessions.purgeExpired()} expired session(s).`);
+  }
+}
