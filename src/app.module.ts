@@ -4,7 +4,6 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from 'src/auth/auth.module';
 import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
-import { LoggingModule } from 'src/common/logging/logging.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { AppConfig } from 'src/config/app-config';
@@ -21,7 +20,6 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule,
         RedisModule,
         DatabaseModule,
         ScheduleModule.forRoot(),

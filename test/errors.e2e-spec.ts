@@ -229,6 +229,20 @@ describe('error model (every error is {message, code} JSON)', () => {
     expectErrorShape(res.body, 'BadRequest');
   });
 
+  it('logs a line per failed request with its request id, and none per success at info', async () => {
+    await t().http().get('/config').set('X-Request-Id', 'ok-request-1').expect(200);
+    await t().http().get('/no/such').set('X-Request-Id', 'failed-request-1').expect(404);
+    const lines = t().logs.lines.filter((line) => line.msg === 'request completed');
+    expect(lines.find((line) => line.request_id === 'ok-request-1')).toBeUndefined();
+    expect(lines.find((line) => line.request_id === 'failed-request-1')).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      path: '/no/such',
+      status: 404,
+      response_time_ms: expect.any(Number),
+    });
+  });
+
   it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
     const kept = await t().http().get('/config').set('X-Request-Id', 'trace-42').expect(200);
     expect(kept.headers['x-request-id']).toBe('trace-42');

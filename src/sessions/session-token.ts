@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { SessionType } from 'src/sessions/session.entity';
 
 const PREFIX: Readonly<Record<SessionType, string>> = { login: 'arl_', api: 'ara_' };
@@ -16,7 +16,7 @@ export function generateSessionToken(type: SessionType): string {
  * can be guessed from it, and lookups by hash do not compare secrets byte by byte.
  */
 export function hashSessionToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }
 
 /** Whether the string can be a token at all; anything else is refused without a lookup. */

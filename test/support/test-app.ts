@@ -4,7 +4,6 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from 'src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from 'src/app.setup';
-import { LOG_DESTINATION } from 'src/common/logging/logging.module';
 import { AppConfig, loadConfig, type Environment } from 'src/config/app-config';
 import request, { type Agent } from 'supertest';
 import { LogCapture } from 'test/support/log-capture';
@@ -51,12 +50,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot(config)],
     controllers: options.controllers ?? [],
-  })
-    .overrideProvider(LOG_DESTINATION)
-    .useValue(logs)
-    .compile();
+  }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
-    createHttpAdapter(config),
+    createHttpAdapter(config, logs),
     APP_OPTIONS,
   );
   configureApp(app);

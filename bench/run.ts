@@ -1,0 +1,197 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { SCENARIOS, type Scenario } from './scenarios';
+
+/**
+ * `npm run bench`: every scenario against the built service on the embedded default and on
+ * PostgreSQL (when one answers at BENCH_DATABASE_URL, default the local server), each beside a bare
+ * `node:http` server returning the same body, measured in the same run. Prints a table and writes
+ * bench/results.md. Figures move between runs; compare ratios within one run.
+ */
+const ROOT = join(__dirname, '..', '..');
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Measured {
+  engine: string;
+  scenario: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  baselineRps: number;
+  baselineP99: number;
+  peakRssMb: number;
+}
+
+async function main(): Promise<void> {
+  const rows: Measured[] = [];
+  rows.push(...(await benchEngine('embedded (PGlite)', {})));
+  const database = await freshPostgresDatabase();
+  if (database) {
+    try {
+      rows.push(
+        ...(await benchEngine('PostgreSQL', {
+          DATABASE_URL: database.url,
+          TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+        })),
+      );
+    } finally {
+      await database.drop();
+    }
+  } else {
+    console.log(`PostgreSQL not reachable at ${ADMIN_URL}: skipped`);
+  }
+  report(rows);
+}
+
+async function benchEngine(engine: string, env: Record<string, string>): Promise<Measured[]> {
+  const port = 4100 + Math.floor(Math.random() * 500);
+  const service = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')),
+      RATE_LIMITS_ENABLED: 'false',
+      ...env,
+    },
+    stdio: 'ignore',
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealthy(baseUrl);
+    const results: Measured[] = [];
+    for (const scenario of SCENARIOS) {
+      results.push(await benchScenario(engine, scenario, baseUrl, service));
+    }
+    return results;
+  } finally {
+    service.kill('SIGTERM');
+    await new Promise((resolve) => service.once('exit', resolve));
+  }
+}
+
+async function benchScenario(
+  engine: string,
+  scenario: Scenario,
+  baseUrl: string,
+  service: ChildProcess,
+): Promise<Measured> {
+  const headers = await scenario.prepare(baseUrl);
+  const sample = await fetch(baseUrl + scenario.path, { headers });
+  if (!sample.ok) throw new Error(`${scenario.name}: ${sample.status} ${await sample.text()}`);
+  const body = await sample.text();
+
+  const baselinePort = 4700 + Math.floor(Math.random() * 500);
+  const baseline = fork(join(__dirname, 'baseline-server.js'), [String(baselinePort), body], {
+    stdio: 'ignore',
+  });
+  await new Promise((resolve) => baseline.once('message', resolve));
+  try {
+    // Warm both up, then measure the baseline and the service back to back.
+    await load(`http://127.0.0.1:${baselinePort}${scenario.path}`, headers, 2);
+    await load(baseUrl + scenario.path, headers, 2);
+    const bare = await load(
+      `http://127.0.0.1:${baselinePort}${scenario.path}`,
+      headers,
+      DURATION_S,
+    );
+    const measured = await load(baseUrl + scenario.path, headers, DURATION_S);
+    return {
+      engine,
+      scenario: scenario.name,
+      rps: measured.requests.average,
+      p50: measured.latency.p50,
+      p99: measured.latency.p99,
+      baselineRps: bare.requests.average,
+      baselineP99: bare.latency.p99,
+      peakRssMb: peakRssMb(service.pid),
+    };
+  } finally {
+    baseline.kill();
+  }
+}
+
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  duration: number,
+): Promise<autocannon.Result> {
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  }
+  return result;
+}
+
+/** The service's peak resident set (VmHWM), in MiB. */
+function peakRssMb(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    return Math.round(kb / 1024);
+  } catch {
+    return 0;
+  }
+}
+
+async function waitForHealthy(baseUrl: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await sleep(100);
+  }
+  throw new Error('the service did not start');
+}
+
+async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch {
+    return null;
+  }
+  const name = `bms_bench_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+function report(rows: Measured[]): void {
+  const header =
+    '| engine | scenario | req/s | p50 ms | p99 ms | bare node:http req/s | bare p99 ms | ratio | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|';
+  const lines = rows.map(
+    (r) =>
+      `| ${r.engine} | ${r.scenario} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.baselineRps)} | ${r.baselineP99} | ${(r.rps / r.baselineRps).toFixed(2)} | ${r.peakRssMb} |`,
+  );
+  const table = [header, ...lines].join('\n');
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${table}\n`;
+  console.log(`\n${table}\n`);
+  writeFileSync(join(ROOT, 'bench', 'results.md'), text);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,93 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LoggerService } from '@nestjs/common';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import type { LogLevel } from 'src/config/environment.schema';
+
+/** The request being handled, for every log line written while handling it. */
+export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
+
+/**
+ * The root logger: JSON lines (pino), level names as strings, and credentials removed should a
+ * header object or a token field ever be logged. Writes to stdout are asynchronous (they batch
+ * under load instead of blocking each request); `flushLogs` empties the buffer before the process
+ * exits.
+ */
+export function createRootLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'headers.authorization',
+          'headers.cookie',
+          '*.token',
+          '*.access_token',
+          '*.refresh_token',
+          '*.client_secret',
+        ],
+        censor: '[redacted]',
+      },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+/** Writes out whatever the logger still holds. */
+export function flushLogs(logger: Logger): Promise<void> {
+  return new Promise((resolve) => logger.flush(() => resolve()));
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * Nest's logger on top of the root pino logger. Lines carry the Nest context and, during a
+ * request, its `request_id`. Accepts Nest's `(message, context)` and pino's `(object, message)`.
+ */
+export class AppLogger implements LoggerService {
+  constructor(private readonly root: Logger) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  private write(level: Level, message: unknown, rest: unknown[]): void {
+    if (!this.root.isLevelEnabled(level)) return;
+    // Nest passes the context as the last string argument.
+    const context =
+      rest.length > 0 && typeof rest.at(-1) === 'string' ? (rest.pop() as string) : undefined;
+    const fields: Record<string, unknown> = {};
+    const requestId = requestContext.getStore()?.requestId;
+    if (requestId) fields.request_id = requestId;
+    if (context) fields.context = context;
+    if (message instanceof Error) {
+      this.root[level]({ ...fields, err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      this.root[level](
+        { ...fields, ...message },
+        typeof rest[0] === 'string' ? rest[0] : undefined,
+      );
+    } else {
+      // Nest's own exception handler passes (message, stack).
+      const stack = typeof rest[0] === 'string' && level === 'error' ? { stack: rest[0] } : {};
+      this.root[level]({ ...fields, ...stack }, String(message));
+    }
+  }
+}
