@@ -80,3 +80,34 @@ describe('with a bot token', () => {
     expect(JSON.stringify(logged)).toContain('timed out after 300 ms after 3 attempts');
   });
 });
+
+describe('with refused OAuth2 client credentials', () => {
+  const platform = useEmulator();
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: {
+        DISCORD_BOT_TOKEN: DEMO_SEED.application.bot_token,
+        DISCORD_CLIENT_ID: DEMO_SEED.application.id,
+        DISCORD_CLIENT_SECRET: 'not-the-secret',
+        DISCORD_API_URL: platform().apiUrl,
+      },
+    });
+  });
+  afterAll(() => t.close());
+
+  it('answers a login with 500 InternalError and logs it as a configuration problem', async () => {
+    const redirect = 'http://localhost:3000/docs/oauth2-redirect.html';
+    const code = platform().issueCode({ userId: DEMO_IDS.demoUser, redirectUri: redirect });
+    const res = await t.http().post('/oauth2').send({ code, redirect_uri: redirect }).expect(500);
+    expect(res.body).toEqual({
+      message: 'The chat platform is unavailable; try again later',
+      code: 'InternalError',
+      error_id: expect.any(String),
+    });
+    const logged = t.logs.lines.find((line) => line.error_id === res.body.error_id);
+    expect(JSON.stringify(logged)).toContain('client credentials were refused (invalid_client)');
+    expect(t.logs.text()).not.toContain('not-the-secret');
+  });
+});
