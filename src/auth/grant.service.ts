@@ -75,7 +75,7 @@ export class GrantService implements OnModuleInit {
         this.logger.warn({ reason: (error as Error).message }, 'Could not revoke a platform grant');
       }
     }
-    await this.forget(userId, 'dead');
+    await this.retire(userId);
   }
 
   private async validAccessToken(userId: string): Promise<string | null> {
@@ -107,7 +107,7 @@ export class GrantService implements OnModuleInit {
       grant = await this.platform.refreshGrant(refreshToken);
     } catch (error) {
       if (error instanceof OAuth2GrantError) {
-        await this.forget(userId, 'dead');
+        await this.retire(userId);
         throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
       }
       throw error;
@@ -126,10 +126,11 @@ export class GrantService implements OnModuleInit {
     };
   }
 
-  private async forget(userId: string, state: 'dead'): Promise<void> {
+  /** Drops the stored tokens and marks the grant dead: the user must log in again. */
+  private async retire(userId: string): Promise<void> {
     await this.users.update(
       { id: userId },
-      { grantAccessToken: null, grantRefreshToken: null, grantExpiresAt: null, grantState: state },
+      { grantAccessToken: null, grantRefreshToken: null, grantExpiresAt: null, grantState: 'dead' },
     );
   }
 

@@ -39,11 +39,6 @@ export class PlatformCache {
     return entry?.value as T;
   }
 
-  /** Drops a key from this process (Redis entries expire on their own within the TTL). */
-  forget(key: string): void {
-    this.memory.delete(key);
-  }
-
   private async load(key: string, loader: Loader): Promise<unknown> {
     const client = this.redis.client;
     if (!client) return loader();

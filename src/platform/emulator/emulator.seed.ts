@@ -1,5 +1,4 @@
 import type {
-  APIApplicationCommand,
   APIOverwrite,
   APIUser,
   ChannelType,
@@ -76,5 +75,3 @@ export interface EmulatorSeed {
   authorization_codes?: SeedAuthorizationCode[];
   commands?: RESTPutAPIApplicationCommandsJSONBody;
 }
-
-export type EmulatedCommand = APIApplicationCommand;

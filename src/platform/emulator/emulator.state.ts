@@ -120,12 +120,6 @@ export class EmulatorState {
     return grant && grant.expiresAt > Date.now() ? grant : undefined;
   }
 
-  /** Test hook: makes a grant's access token expire now (its refresh token keeps working). */
-  expireAccessToken(token: string): void {
-    const grant = this.grantsByAccess.get(token);
-    if (grant) grant.expiresAt = 0;
-  }
-
   private createGrant(userId: string, scopes: string[]): Grant {
     const grant: Grant = {
       userId,
