@@ -2,9 +2,16 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
+import fastifyCors from '@fastify/cors';
 import { AppModule } from 'src/app.module';
+import { preparePassportRequests } from 'src/auth/passport-request';
 import { answerFrameworkError } from 'src/common/errors/framework-errors';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
@@ -28,10 +35,12 @@ export function createHttpAdapter(
     loggerInstance: createRootLogger(config.logLevel, destination),
     // One line per request, written on response (see configureApp), instead of Fastify's two; the
     // request id reaches every line through requestContext, so no child logger per request.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger: FastifyBaseLogger) => logger,
     // Lets in-flight requests finish on shutdown while idle keep-alive sockets are closed.
     forceCloseConnections: 'idle',
+    // No Nest middleware is used: without middie no request pays for an empty middleware chain.
+    skipMiddie: true,
     requestIdHeader: false,
     genReqId: requestIdFor,
     frameworkErrors: answerFrameworkError,
@@ -52,7 +61,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     createHttpAdapter(config),
     APP_OPTIONS,
   );
-  configureApp(app);
+  await configureApp(app);
   return app;
 }
 
@@ -60,15 +69,18 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
  * Everything applied to the application beyond its modules. `main.ts` and every e2e test call
  * this, so tests run the same HTTP stack as production.
  */
-export function configureApp(app: NestFastifyApplication): void {
+export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   app.useLogger(new AppLogger(fastify.log as Logger));
   // Tokens travel in the Authorization header, never in cookies, so any origin may call the API.
-  app.enableCors({
+  // Registered on Fastify itself: `app.enableCors()` would copy every CORS header a second time
+  // per response, for Nest middleware this service does not use.
+  await app.register(fastifyCors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     exposedHeaders: [REQUEST_ID_HEADER],
   });
+  preparePassportRequests(fastify);
   // JSON only: any other content type is refused (415, rendered as BadRequest).
   fastify.removeContentTypeParser('text/plain');
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -87,8 +99,9 @@ export function configureApp(app: NestFastifyApplication): void {
     closing = true;
     done();
   });
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) void reply.header('Connection', 'close');
+    done(null, payload);
   });
   SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
     jsonDocumentUrl: 'openapi.json',

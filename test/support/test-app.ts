@@ -55,7 +55,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     createHttpAdapter(config, logs),
     APP_OPTIONS,
   );
-  configureApp(app);
+  await configureApp(app);
   await app.listen(0, '127.0.0.1');
 
   let closed = false;
