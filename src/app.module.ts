@@ -9,6 +9,7 @@ import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
+import { GuildsModule } from 'src/guilds/guilds.module';
 import { HealthModule } from 'src/health/health.module';
 import { PlatformModule } from 'src/platform/platform.module';
 
@@ -25,6 +26,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         PlatformModule.forRoot(config),
         AuthModule,
+        GuildsModule,
         HealthModule,
       ],
       providers: [

@@ -7,7 +7,7 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
-import { OAuth2GrantError } from 'src/platform/platform.errors';
+import { OAuth2GrantError, PlatformUnauthorizedError } from 'src/platform/platform.errors';
 import { PlatformClient } from 'src/platform/platform.client';
 import type { OAuth2Grant } from 'src/platform/platform.types';
 import { SessionsService } from 'src/sessions/sessions.service';
@@ -62,6 +62,21 @@ export class GrantService implements OnModuleInit {
       this.refreshing.set(userId, refresh);
     }
     return refresh;
+  }
+
+  /**
+   * Calls the platform with the user's access token. When the platform refuses the token (revoked
+   * by the user, or expired early), the grant is retired and the caller gets 403 "log in again".
+   */
+  async withAccessToken<T>(userId: string, call: (accessToken: string) => Promise<T>): Promise<T> {
+    const accessToken = await this.accessTokenFor(userId);
+    try {
+      return await call(accessToken);
+    } catch (error) {
+      if (!(error instanceof PlatformUnauthorizedError)) throw error;
+      await this.retire(userId);
+      throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
+    }
   }
 
   /** Revokes the user's grant at the platform (best effort) and forgets it. */

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       demoMode: true,
       timeoutMs: 5_000,
       cacheTtlSeconds: 5,
+      userGuildsCacheTtlSeconds: 300,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'http://localhost:3000/docs/oauth2-redirect.html',
@@ -72,6 +73,7 @@ describe('loadConfig', () => {
       DISCORD_BOT_TOKEN: 'bot-token',
       PLATFORM_TIMEOUT_MS: '2500',
       PLATFORM_CACHE_TTL: '30',
+      USER_GUILDS_CACHE_TTL: '600',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
       SUPPORT_SERVER_INVITE: 'https://discord.gg/abc',
@@ -97,6 +99,7 @@ describe('loadConfig', () => {
       demoMode: false,
       timeoutMs: 2500,
       cacheTtlSeconds: 30,
+      userGuildsCacheTtlSeconds: 600,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'https://dash.example/cb',
@@ -141,6 +144,8 @@ describe('loadConfig', () => {
     ['PLATFORM_TIMEOUT_MS', 'fast'],
     ['PLATFORM_CACHE_TTL', '0'],
     ['PLATFORM_CACHE_TTL', '301'],
+    ['USER_GUILDS_CACHE_TTL', '0'],
+    ['USER_GUILDS_CACHE_TTL', 'a day'],
     ['OAUTH2_ALLOWED_REDIRECTS', 'https://ok.example/cb,javascript:alert(1)'],
     ['MAIN_SERVER', 'main'],
     ['SUPPORT_SERVER_INVITE', 'discord.gg/abc'],

@@ -33,6 +33,8 @@ export interface PlatformConfig {
   readonly timeoutMs: number;
   /** How long guild, channel and member lookups of the bot are cached. */
   readonly cacheTtlSeconds: number;
+  /** How long a user's guild list (read with the user's grant) is cached. */
+  readonly userGuildsCacheTtlSeconds: number;
 }
 
 export interface SessionsConfig {
@@ -105,6 +107,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       demoMode: botToken === null,
       timeoutMs: env.PLATFORM_TIMEOUT_MS ?? 5_000,
       cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
+      userGuildsCacheTtlSeconds: env.USER_GUILDS_CACHE_TTL ?? 300,
     },
     oauth2: {
       allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [

@@ -14,11 +14,10 @@ import {
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
+import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-const SNOWFLAKE = /^\d{1,20}$/;
 
 /** Empty strings count as "not set", so `FOO=` in a .env file falls back to the default. */
 const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
@@ -122,7 +121,7 @@ export class EnvironmentSchema {
 
   @Transform(emptyToUndefined)
   @IsOptional()
-  @Matches(SNOWFLAKE, { message: 'DISCORD_CLIENT_ID must be a snowflake (1-20 digits)' })
+  @Matches(SNOWFLAKE_PATTERN, { message: 'DISCORD_CLIENT_ID must be a snowflake (1-20 digits)' })
   DISCORD_CLIENT_ID?: string;
 
   @Transform(emptyToUndefined)
@@ -149,6 +148,15 @@ export class EnvironmentSchema {
   @Max(300, { message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })
   PLATFORM_CACHE_TTL?: number;
 
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'USER_GUILDS_CACHE_TTL must be a whole number of seconds from 1 to 86400' })
+  @Min(1, { message: 'USER_GUILDS_CACHE_TTL must be a whole number of seconds from 1 to 86400' })
+  @Max(86_400, {
+    message: 'USER_GUILDS_CACHE_TTL must be a whole number of seconds from 1 to 86400',
+  })
+  USER_GUILDS_CACHE_TTL?: number;
+
   @Transform(toList)
   @IsOptional()
   @IsUrl(
@@ -162,7 +170,9 @@ export class EnvironmentSchema {
 
   @Transform(emptyToUndefined)
   @IsOptional()
-  @Matches(SNOWFLAKE, { message: 'MAIN_SERVER must be a guild id (a snowflake of 1-20 digits)' })
+  @Matches(SNOWFLAKE_PATTERN, {
+    message: 'MAIN_SERVER must be a guild id (a snowflake of 1-20 digits)',
+  })
   MAIN_SERVER?: string;
 
   @Transform(emptyToUndefined)
@@ -194,7 +204,7 @@ export class EnvironmentSchema {
 
   @Transform(toList)
   @IsOptional()
-  @Matches(SNOWFLAKE, {
+  @Matches(SNOWFLAKE_PATTERN, {
     each: true,
     message: 'ROOT_USERS must be a comma-separated list of user ids (snowflakes)',
   })

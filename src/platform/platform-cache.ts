@@ -3,7 +3,18 @@ import { LRUCache } from 'lru-cache';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 
-type Loader = () => Promise<unknown>;
+export interface CacheOptions {
+  /** Lifetime of this entry in ms (default PLATFORM_CACHE_TTL). */
+  ttlMs?: number;
+  /** Load afresh, ignoring what is cached, and cache the result. */
+  refresh?: boolean;
+}
+
+interface LoadContext {
+  loader: () => Promise<unknown>;
+  ttl: number;
+  refresh: boolean;
+}
 
 /** The most entries kept in memory; the oldest are dropped first. */
 const MAX_ENTRIES = 10_000;
@@ -18,7 +29,7 @@ export class PlatformCache {
   private readonly logger = new Logger(PlatformCache.name);
   private readonly ttlMs: number;
   private readonly redisPrefix: string;
-  private readonly memory: LRUCache<string, { value: unknown }, Loader>;
+  private readonly memory: LRUCache<string, { value: unknown }, LoadContext>;
 
   constructor(
     config: AppConfig,
@@ -26,7 +37,7 @@ export class PlatformCache {
   ) {
     this.ttlMs = config.platform.cacheTtlSeconds * 1000;
     this.redisPrefix = `${config.redisKeyPrefix}platform:`;
-    this.memory = new LRUCache<string, { value: unknown }, Loader>({
+    this.memory = new LRUCache<string, { value: unknown }, LoadContext>({
       max: MAX_ENTRIES,
       ttl: this.ttlMs,
       // lru-cache coalesces concurrent fetches of one key into this one call.
@@ -34,24 +45,39 @@ export class PlatformCache {
     });
   }
 
-  async getOrLoad<T>(key: string, loader: () => Promise<T>): Promise<T> {
-    const entry = await this.memory.fetch(key, { context: loader });
+  /**
+   * The cached value for `key`, loaded with `loader` when missing or expired. `ttlMs` overrides the
+   * default lifetime for this key; `refresh` skips both cache levels and stores a fresh load.
+   */
+  async getOrLoad<T>(
+    key: string,
+    loader: () => Promise<T>,
+    options: CacheOptions = {},
+  ): Promise<T> {
+    const ttl = options.ttlMs ?? this.ttlMs;
+    const entry = await this.memory.fetch(key, {
+      context: { loader, ttl, refresh: options.refresh === true },
+      ttl,
+      forceRefresh: options.refresh === true,
+    });
     return entry?.value as T;
   }
 
-  private async load(key: string, loader: Loader): Promise<unknown> {
+  private async load(key: string, { loader, ttl, refresh }: LoadContext): Promise<unknown> {
     const client = this.redis.client;
     if (!client) return loader();
     const redisKey = this.redisPrefix + key;
-    try {
-      const shared = await client.get(redisKey);
-      if (shared !== null) return JSON.parse(shared) as unknown;
-    } catch (error) {
-      this.logger.debug({ reason: (error as Error).message }, 'Shared cache read failed');
+    if (!refresh) {
+      try {
+        const shared = await client.get(redisKey);
+        if (shared !== null) return JSON.parse(shared) as unknown;
+      } catch (error) {
+        this.logger.debug({ reason: (error as Error).message }, 'Shared cache read failed');
+      }
     }
     const value = await loader();
     try {
-      await client.set(redisKey, JSON.stringify(value), 'PX', this.ttlMs);
+      await client.set(redisKey, JSON.stringify(value), 'PX', ttl);
     } catch (error) {
       this.logger.debug({ reason: (error as Error).message }, 'Shared cache write failed');
     }

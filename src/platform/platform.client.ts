@@ -5,6 +5,7 @@ import type {
   APIUser,
   RESTAPIPartialCurrentUserGuild,
   RESTGetAPIGuildChannelsResult,
+  RESTGetAPIGuildThreadsResult,
   RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord-api-types/v10';
 import type { PlatformAnswer, PlatformCall, PlatformHttp } from 'src/platform/platform-http';
@@ -102,6 +103,14 @@ export class PlatformClient {
     const path = `/guilds/${encodeURIComponent(guildId)}/channels`;
     return this.lookup(
       this.call('GET', '/guilds/:guild_id/channels', path, { kind: 'bot' }, guildId),
+    );
+  }
+
+  /** The guild's active threads (the channel list does not include threads). */
+  getActiveThreads(guildId: string): Promise<Lookup<RESTGetAPIGuildThreadsResult>> {
+    const path = `/guilds/${encodeURIComponent(guildId)}/threads/active`;
+    return this.lookup(
+      this.call('GET', '/guilds/:guild_id/threads/active', path, { kind: 'bot' }, guildId),
     );
   }
 

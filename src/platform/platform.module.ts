@@ -49,7 +49,7 @@ export class PlatformModule {
         PlatformCache,
         PlatformService,
       ],
-      exports: [PlatformConnection, PlatformClient, PlatformService],
+      exports: [PlatformConnection, PlatformClient, PlatformCache, PlatformService],
     };
   }
 }

@@ -3,11 +3,18 @@ import type {
   APIGuild,
   APIGuildMember,
   APIUser,
+  APIThreadChannel,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
 import { PlatformCache } from 'src/platform/platform-cache';
 import { PlatformClient } from 'src/platform/platform.client';
 import type { Lookup } from 'src/platform/platform.types';
+
+/**
+ * The bot's guild list is paged (200 per call), so it is cached longer than single lookups; a guild
+ * the bot has just joined shows up in `bot_in_guilds` within this time.
+ */
+const BOT_GUILDS_TTL_MS = 60_000;
 
 /**
  * What the bot sees of the platform, cached briefly (PLATFORM_CACHE_TTL) and coalesced: ten
@@ -38,6 +45,25 @@ export class PlatformService {
 
   getGuildChannels(guildId: string): Promise<Lookup<RESTGetAPIGuildChannelsResult>> {
     return this.cache.getOrLoad(`channels:${guildId}`, () => this.client.getGuildChannels(guildId));
+  }
+
+  async getActiveThreads(guildId: string): Promise<Lookup<APIThreadChannel[]>> {
+    const result = await this.cache.getOrLoad(`threads:${guildId}`, async () => {
+      const lookup = await this.client.getActiveThreads(guildId);
+      // Only the threads are kept: the thread-member part is not used.
+      return lookup.found ? { found: true as const, value: lookup.value.threads } : lookup;
+    });
+    return result as Lookup<APIThreadChannel[]>;
+  }
+
+  /** The ids of every guild the bot is in. */
+  async getBotGuildIds(): Promise<ReadonlySet<string>> {
+    const ids = await this.cache.getOrLoad(
+      'bot-guilds',
+      async () => (await this.client.getBotGuilds()).map((guild) => guild.id),
+      { ttlMs: BOT_GUILDS_TTL_MS },
+    );
+    return new Set(ids);
   }
 
   getGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {

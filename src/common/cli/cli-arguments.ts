@@ -1,3 +1,5 @@
+import { isSnowflake } from 'src/common/validation/snowflake';
+
 /** A problem with a command's input or outcome: printed as one line, exit code 1. */
 export class CliError extends Error {
   constructor(message: string) {
@@ -6,12 +8,10 @@ export class CliError extends Error {
   }
 }
 
-const SNOWFLAKE = /^\d{1,20}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function requireSnowflake(value: string | undefined, name: string): string {
-  if (!value || !SNOWFLAKE.test(value))
-    throw new CliError(`${name} must be a snowflake (1-20 digits)`);
+  if (!isSnowflake(value)) throw new CliError(`${name} must be a snowflake (1-20 digits)`);
   return value;
 }
 

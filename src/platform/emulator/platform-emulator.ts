@@ -2,11 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { RESTPutAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
+import { isSnowflake } from 'src/common/validation/snowflake';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import { EmulatorState, type Grant } from 'src/platform/emulator/emulator.state';
-
-const SNOWFLAKE = /^\d{1,20}$/;
 
 /** A fault the emulator plays on matching requests, `times` times (default once). */
 export type EmulatorFault =
@@ -279,7 +278,7 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
     requireBot(request, state);
     const params = request.params as Params;
     const guild = botVisibleGuild(params, state);
-    if (!SNOWFLAKE.test(params.user_id) || !state.user(params.user_id)) {
+    if (!isSnowflake(params.user_id) || !state.user(params.user_id)) {
       throw new EmulatorError(ERRORS.unknownUser);
     }
     const member = state.member(guild, params.user_id);
@@ -311,7 +310,7 @@ function botVisibleGuild(
   params: Params,
   state: EmulatorState,
 ): NonNullable<ReturnType<EmulatorState['guild']>> {
-  const guild = SNOWFLAKE.test(params.guild_id) ? state.guild(params.guild_id) : undefined;
+  const guild = isSnowflake(params.guild_id) ? state.guild(params.guild_id) : undefined;
   if (!guild) throw new EmulatorError(ERRORS.unknownGuild);
   if (!state.member(guild, state.botUserId)) throw new EmulatorError(ERRORS.missingAccess);
   return guild;

@@ -1,0 +1,108 @@
+import {
+  PermissionFlagsBits as P,
+  type APIGuild,
+  type APIGuildMember,
+} from 'discord-api-types/v10';
+import type { Clock } from 'src/common/clock';
+import { GuildAccessService, type GuildChannel } from 'src/guilds/guild-access.service';
+import { isThread } from 'src/guilds/permissions';
+import type { PlatformService } from 'src/platform/platform.service';
+import type { Lookup } from 'src/platform/platform.types';
+
+const GUILD = '100';
+const BOT = '900';
+const USER = '500';
+const found = <T>(value: T): Lookup<T> => ({ found: true, value });
+
+const guild = {
+  id: GUILD,
+  name: 'g',
+  owner_id: '1',
+  roles: [
+    {
+      id: GUILD,
+      name: '@everyone',
+      permissions: (P.ViewChannel | P.SendMessages | P.ReadMessageHistory).toString(),
+      position: 0,
+    },
+    { id: '200', name: 'mod', permissions: P.ManageRoles.toString(), position: 2 },
+    { id: '300', name: 'bot', permissions: P.ManageRoles.toString(), position: 1 },
+  ],
+} as unknown as APIGuild;
+const channels = [
+  { id: '10', type: 0, name: 'text', position: 0, permission_overwrites: [] },
+  { id: '11', type: 11, name: 'thread', parent_id: '10' },
+  { id: '12', type: 11, name: 'orphan thread', parent_id: '99' },
+] as unknown as GuildChannel[];
+const member = (id: string, roles: string[], until?: string): APIGuildMember =>
+  ({ user: { id }, roles, communication_disabled_until: until ?? null }) as APIGuildMember;
+
+function service(now: string, user: APIGuildMember | null): GuildAccessService {
+  const platform = {
+    getBotUser: () => Promise.resolve({ id: BOT }),
+    getGuild: () => Promise.resolve(found(guild)),
+    getGuildChannels: () => Promise.resolve(found(channels.filter((c) => !isThread(c)))),
+    getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
+    getGuildMember: (_guild: string, id: string) =>
+      Promise.resolve(
+        id === BOT
+          ? found(member(BOT, ['300']))
+          : user
+            ? found(user)
+            : { found: false, missing: 'member' },
+      ),
+  } as unknown as PlatformService;
+  const clock: Clock = { now: () => new Date(now) };
+  return new GuildAccessService(platform, clock);
+}
+
+describe('GuildAccessService', () => {
+  const timedOutUntil = '2030-01-01T00:00:00.000Z';
+
+  it('applies a timeout relative to the injected clock', async () => {
+    const during = await service(
+      '2029-12-31T23:59:59.000Z',
+      member(USER, [], timedOutUntil),
+    ).forMember(GUILD, USER);
+    const text = during.context.channel('10') as GuildChannel;
+    expect(during.user.permissionsIn(text)).toBe(P.ViewChannel | P.ReadMessageHistory);
+    const after = await service(
+      '2030-01-01T00:00:01.000Z',
+      member(USER, [], timedOutUntil),
+    ).forMember(GUILD, USER);
+    expect(after.user.permissionsIn(text)).toBe(
+      P.ViewChannel | P.SendMessages | P.ReadMessageHistory,
+    );
+  });
+
+  it('keeps threads whose parent is visible and drops the others', async () => {
+    const { context } = await service('2025-01-01T00:00:00.000Z', member(USER, [])).forMember(
+      GUILD,
+      USER,
+    );
+    expect(context.channels.map((c) => c.id)).toEqual(['10', '11']);
+    expect(context.parentOf(context.channel('11') as GuildChannel)?.id).toBe('10');
+  });
+
+  it('gives base permissions, highest roles and hierarchy checks of both members', async () => {
+    const { context, user } = await service(
+      '2025-01-01T00:00:00.000Z',
+      member(USER, ['200']),
+    ).forMember(GUILD, USER);
+    expect(user.basePermissions).toBe(
+      P.ViewChannel | P.SendMessages | P.ReadMessageHistory | P.ManageRoles,
+    );
+    expect(user.highestRole.id).toBe('200');
+    expect(context.bot.highestRole.id).toBe('300');
+    expect(user.canActOn(context.bot).allowed).toBe(true);
+    expect(context.bot.canActOn(user).allowed).toBe(false);
+    expect(context.bot.canAssignRole(context.role('200') as never).allowed).toBe(false);
+    expect(user.canAssignRole(context.role('300') as never).allowed).toBe(true);
+  });
+
+  it('answers NotFound for a user who is not a member', async () => {
+    await expect(
+      service('2025-01-01T00:00:00.000Z', null).forMember(GUILD, USER),
+    ).rejects.toMatchObject({ code: 'NotFound', message: 'You are not a member of this guild' });
+  });
+});

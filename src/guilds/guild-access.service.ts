@@ -1,0 +1,163 @@
+import { Injectable } from '@nestjs/common';
+import type {
+  APIGuild,
+  APIGuildMember,
+  APIRole,
+  APIThreadChannel,
+  RESTGetAPIGuildChannelsResult,
+} from 'discord-api-types/v10';
+import { Clock } from 'src/common/clock';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { displayOrder } from 'src/guilds/channel-order';
+import { basePermissions, channelPermissions, isThread } from 'src/guilds/permissions';
+import {
+  canActOn,
+  canAssignRole,
+  highestRole,
+  type HierarchyCheck,
+} from 'src/guilds/role-hierarchy';
+import { PlatformService } from 'src/platform/platform.service';
+import type { Lookup } from 'src/platform/platform.types';
+
+export type GuildChannel = RESTGetAPIGuildChannelsResult[number] | APIThreadChannel;
+
+const BOT_NOT_IN_GUILD = 'The bot is not in this guild';
+const USER_NOT_MEMBER = 'You are not a member of this guild';
+
+/**
+ * One member of a guild as seen at one instant: guild-level permissions, highest role, per-channel
+ * permissions and the hierarchy checks, all from the platform's algorithm.
+ */
+export class MemberAccess {
+  readonly basePermissions: bigint;
+  readonly highestRole: APIRole;
+  private readonly perChannel = new Map<string, bigint>();
+
+  constructor(
+    private readonly context: GuildContext,
+    readonly member: APIGuildMember,
+  ) {
+    this.basePermissions = basePermissions(context.guild, member);
+    this.highestRole = highestRole(context.guild, member.roles);
+  }
+
+  get userId(): string {
+    return this.member.user.id;
+  }
+
+  /** Effective permissions in a channel of the guild (threads through their parent). */
+  permissionsIn(channel: GuildChannel): bigint {
+    let permissions = this.perChannel.get(channel.id);
+    if (permissions === undefined) {
+      permissions = channelPermissions(this.context.guild, this.member, channel, {
+        parent: this.context.parentOf(channel),
+        now: this.context.now,
+      }).effective;
+      this.perChannel.set(channel.id, permissions);
+    }
+    return permissions;
+  }
+
+  canActOn(target: MemberAccess): HierarchyCheck {
+    return canActOn(this.context.guild, this.member, target.member);
+  }
+
+  canAssignRole(role: APIRole): HierarchyCheck {
+    return canAssignRole(this.context.guild, this.member, role);
+  }
+}
+
+/** A guild the bot is in: its data, its channels in display order and the bot's member. */
+export class GuildContext {
+  readonly bot: MemberAccess;
+  /** Channels in display order; threads whose parent is not visible are left out. */
+  readonly channels: readonly GuildChannel[];
+  private readonly byId: ReadonlyMap<string, GuildChannel>;
+
+  constructor(
+    readonly guild: APIGuild,
+    channels: readonly GuildChannel[],
+    botMember: APIGuildMember,
+    readonly now: Date,
+  ) {
+    const ids = new Set(channels.filter((c) => !isThread(c)).map((c) => c.id));
+    this.channels = displayOrder(
+      channels.filter((c) => !isThread(c) || (c.parent_id && ids.has(c.parent_id))),
+    );
+    this.byId = new Map(this.channels.map((c) => [c.id, c]));
+    this.bot = new MemberAccess(this, botMember);
+  }
+
+  channel(id: string): GuildChannel | undefined {
+    return this.byId.get(id);
+  }
+
+  role(id: string): APIRole | undefined {
+    return this.guild.roles.find((role) => role.id === id);
+  }
+
+  parentOf(channel: GuildChannel): GuildChannel | undefined {
+    return isThread(channel) && channel.parent_id ? this.byId.get(channel.parent_id) : undefined;
+  }
+
+  accessOf(member: APIGuildMember): MemberAccess {
+    return member.user.id === this.bot.userId ? this.bot : new MemberAccess(this, member);
+  }
+}
+
+/** A guild seen by one of its members, beside the bot. */
+export interface MemberGuildAccess {
+  context: GuildContext;
+  user: MemberAccess;
+}
+
+/**
+ * What other modules need to know about a guild: the cached platform data, the caller's and the
+ * bot's members, their permissions and highest roles. Every module asks here instead of computing
+ * permissions itself.
+ */
+@Injectable()
+export class GuildAccessService {
+  constructor(
+    private readonly platform: PlatformService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The guild as the bot sees it; 404 `NotFound` when the bot is not in it. */
+  async guildContext(guildId: string): Promise<GuildContext> {
+    const bot = await this.platform.getBotUser();
+    const [guild, channels, threads, botMember] = await Promise.all([
+      this.platform.getGuild(guildId),
+      this.platform.getGuildChannels(guildId),
+      this.platform.getActiveThreads(guildId),
+      this.platform.getGuildMember(guildId, bot.id),
+    ]);
+    return new GuildContext(
+      found(guild, BOT_NOT_IN_GUILD),
+      [...found(channels, BOT_NOT_IN_GUILD), ...found(threads, BOT_NOT_IN_GUILD)],
+      found(botMember, BOT_NOT_IN_GUILD),
+      this.clock.now(),
+    );
+  }
+
+  /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
+  async forMember(guildId: string, userId: string): Promise<MemberGuildAccess> {
+    const [context, member] = await Promise.all([
+      this.guildContext(guildId),
+      this.platform.getGuildMember(guildId, userId),
+    ]);
+    return { context, user: context.accessOf(found(member, USER_NOT_MEMBER)) };
+  }
+
+  /** The user's member in a guild, or null when the user is not a member. */
+  async memberOf(context: GuildContext, userId: string): Promise<MemberAccess | null> {
+    const member = await this.platform.getGuildMember(context.guild.id, userId);
+    return member.found ? context.accessOf(member.value) : null;
+  }
+}
+
+function found<T>(lookup: Lookup<T>, message: string): T {
+  if (!lookup.found) throw new AppException(ErrorCode.NotFound, message);
+  return lookup.value;
+}

@@ -1,0 +1,46 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { Auth } from 'src/common/decorators/auth.decorator';
+import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
+import type { GuildUserInfoDto } from 'src/guilds/dto/guild-user-info.dto';
+import { UserGuildsQueryDto, type UserGuildsDto } from 'src/guilds/dto/user-guilds.dto';
+import { GuildInfoService } from 'src/guilds/guild-info.service';
+import { UserGuildsService } from 'src/guilds/user-guilds.service';
+
+@ApiTags('guilds')
+@Auth()
+@Controller('users/@me/guilds')
+export class GuildsController {
+  constructor(
+    private readonly userGuilds: UserGuildsService,
+    private readonly guildInfo: GuildInfoService,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'Your guilds, and which of them the bot is in (cached; `refresh=true` reads anew)',
+  })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted)
+  list(
+    @CurrentSession() session: AuthenticatedSession,
+    @Query() query: UserGuildsQueryDto,
+  ): Promise<UserGuildsDto> {
+    return this.userGuilds.list(session.userId, query.refresh === 'true');
+  }
+
+  @Get(':guild_id')
+  @ApiOperation({
+    summary: "A guild with its roles and channels, and your and the bot's permissions in each",
+  })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
+  get(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+  ): Promise<GuildUserInfoDto> {
+    return this.guildInfo.forUser(guildId, session.userId);
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from 'src/auth/auth.module';
+import { Clock } from 'src/common/clock';
+import { GuildAccessService } from 'src/guilds/guild-access.service';
+import { GuildInfoService } from 'src/guilds/guild-info.service';
+import { GuildsController } from 'src/guilds/guilds.controller';
+import { UserGuildsService } from 'src/guilds/user-guilds.service';
+
+/** The user's guilds, and guild access (members, permissions, hierarchy) for every module. */
+@Module({
+  imports: [AuthModule],
+  controllers: [GuildsController],
+  providers: [Clock, GuildAccessService, GuildInfoService, UserGuildsService],
+  exports: [GuildAccessService],
+})
+export class GuildsModule {}
