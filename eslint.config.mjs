@@ -1,6 +1,7 @@
 // @ts-check
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -41,15 +42,7 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
-    languageOptions: {
-      globals: {
-        module: 'writable',
-        __dirname: 'readonly',
-        require: 'readonly',
-        process: 'readonly',
-        console: 'readonly',
-      },
-    },
+    languageOptions: { globals: globals.node },
     rules: {
       '@typescript-eslint/explicit-function-return-type': 'off',
       'no-restricted-syntax': 'off',

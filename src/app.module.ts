@@ -9,9 +9,11 @@ import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
+import { CommandsModule } from 'src/commands/commands.module';
 import { GuildsModule } from 'src/guilds/guilds.module';
 import { HealthModule } from 'src/health/health.module';
 import { PlatformModule } from 'src/platform/platform.module';
+import { StatsModule } from 'src/stats/stats.module';
 
 /** The application root: built from an already validated configuration. */
 @Module({})
@@ -27,6 +29,8 @@ export class AppModule {
         PlatformModule.forRoot(config),
         AuthModule,
         GuildsModule,
+        StatsModule,
+        CommandsModule,
         HealthModule,
       ],
       providers: [

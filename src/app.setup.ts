@@ -78,7 +78,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   await app.register(fastifyCors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    exposedHeaders: [REQUEST_ID_HEADER],
+    exposedHeaders: [REQUEST_ID_HEADER, 'ETag'],
   });
   preparePassportRequests(fastify);
   // JSON only: any other content type is refused (415, rendered as BadRequest).

@@ -3,10 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { BanUserCommand, UnbanUserCommand } from 'src/auth/users.commands';
 import { UserEntity } from 'src/auth/user.entity';
 import { UsersService } from 'src/auth/users.service';
+import { SyncCommandsCommand } from 'src/commands/commands.commands';
+import { CommandsModule } from 'src/commands/commands.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
+import { PlatformModule } from 'src/platform/platform.module';
 import {
   BanSessionCommand,
   CreateTokenCommand,
@@ -16,8 +19,9 @@ import {
 import { SessionsModule } from 'src/sessions/sessions.module';
 
 /**
- * The admin CLI: the database, Redis (so bans and revocations reach running instances at once) and
- * the commands; no HTTP server and no chat platform.
+ * The admin CLI: the database, Redis (so bans and revocations reach running instances at once), the
+ * chat-platform client (for the command sync; the emulator in demo mode) and the commands; no HTTP
+ * server.
  */
 @Module({})
 export class CliModule {
@@ -30,6 +34,8 @@ export class CliModule {
         DatabaseModule,
         SessionsModule,
         TypeOrmModule.forFeature([UserEntity]),
+        PlatformModule.forRoot(config),
+        CommandsModule,
       ],
       providers: [
         UsersService,
@@ -39,6 +45,7 @@ export class CliModule {
         BanSessionCommand,
         ListSessionsCommand,
         PurgeExpiredSessionsCommand,
+        SyncCommandsCommand,
       ],
     };
   }

@@ -12,6 +12,8 @@ const PUBLIC_OPERATIONS = new Set([
   'GET /readyz',
   'POST /oauth2',
   'GET /demo/oauth2-code',
+  'GET /bot-stats',
+  'GET /bot-state',
 ]);
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;

@@ -122,6 +122,17 @@ describe('the admin CLI', () => {
     });
   });
 
+  it('syncs the command catalog to the platform (the emulator in demo mode)', async () => {
+    const dryRun = await cli('commands:sync', '--dry-run');
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toMatch(/^added \(\d+\): \/ban, \/unban, \/kick/m);
+    expect(dryRun.stdout).toContain('Whois (user menu)');
+    expect(dryRun.stdout.trim().split('\n').at(-1)).toBe('Dry run: nothing was sent.');
+    const applied = await cli('commands:sync');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout.trim().split('\n').at(-1)).toBe('The catalog was installed.');
+  });
+
   it.each([
     [['users:ban', 'abc'], 'Error: user_id must be a snowflake (1-20 digits)'],
     [['users:ban', '999'], 'Error: No user 999'],

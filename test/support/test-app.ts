@@ -47,16 +47,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...options.env,
   });
   const logs = new LogCapture();
-  const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot(config)],
-    controllers: options.controllers ?? [],
-  }).compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(
-    createHttpAdapter(config, logs),
-    APP_OPTIONS,
-  );
-  await configureApp(app);
-  await app.listen(0, '127.0.0.1');
+  let app: NestFastifyApplication;
+  try {
+    app = await startApp(config, logs, options);
+  } catch (error) {
+    if (!options.database) await database.drop();
+    throw error;
+  }
 
   let closed = false;
   return {
@@ -90,4 +87,22 @@ export function useTestApp(options: TestAppOptions = {}): () => TestApp {
     if (!testApp) throw new Error('the test application is not running (beforeAll failed?)');
     return testApp;
   };
+}
+
+async function startApp(
+  config: AppConfig,
+  logs: LogCapture,
+  options: TestAppOptions,
+): Promise<NestFastifyApplication> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot(config)],
+    controllers: options.controllers ?? [],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(
+    createHttpAdapter(config, logs),
+    APP_OPTIONS,
+  );
+  await configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  return app;
 }

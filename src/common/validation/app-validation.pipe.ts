@@ -16,11 +16,21 @@ export class AppValidationPipe extends ValidationPipe {
       forbidNonWhitelisted: true,
       transform: true,
       forbidUnknownValues: true,
+      // One message per field: the first rule it breaks.
+      stopAtFirstError: true,
       validationError: { target: false, value: false },
       exceptionFactory: (errors) => {
         const details = toErrorDetails(errors);
         return new AppException(ErrorCode.BadRequest, summariseDetails(details), details);
       },
     });
+  }
+
+  /**
+   * Single path and query values stay the strings they arrived as: each route parses its own with
+   * a pipe that refuses what `Number()` would quietly accept (`""`, `" 1"`, `1e3`, `007`).
+   */
+  protected override transformPrimitive(value: unknown): unknown {
+    return value;
   }
 }

@@ -1,0 +1,27 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { AppConfig } from 'src/config/app-config';
+
+/**
+ * Lets only the bot's operators (`ROOT_USERS`) through; runs after the global authentication
+ * guard, so the session is already resolved. Used on `/internal/*`.
+ */
+@Injectable()
+export class RootUserGuard implements CanActivate {
+  private readonly rootUsers: ReadonlySet<string>;
+
+  constructor(config: AppConfig) {
+    this.rootUsers = new Set(config.rootUsers);
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const session = context.switchToHttp().getRequest<{ user?: AuthenticatedSession }>().user;
+    if (session && this.rootUsers.has(session.userId)) return true;
+    throw new AppException(
+      ErrorCode.Restricted,
+      "Only the bot's operators (ROOT_USERS) may use internal routes",
+    );
+  }
+}

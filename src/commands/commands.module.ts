@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { COMMAND_CATALOG } from 'src/commands/command-catalog';
+import { CommandSyncService } from 'src/commands/command-sync.service';
+import { CommandsController } from 'src/commands/commands.controller';
+import { COMMAND_DECLARATIONS, CommandsService } from 'src/commands/commands.service';
+
+/** The bot's built-in command catalog: `GET /bot-state` and the platform sync. */
+@Module({
+  controllers: [CommandsController],
+  providers: [
+    { provide: COMMAND_DECLARATIONS, useValue: COMMAND_CATALOG },
+    CommandsService,
+    CommandSyncService,
+  ],
+  exports: [CommandsService, CommandSyncService],
+})
+export class CommandsModule {}

@@ -1,0 +1,122 @@
+import { Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import type { RedisConnection } from 'src/common/redis/redis.module';
+
+export interface CacheOptions {
+  /** Lifetime of this entry in ms (default: the cache's). */
+  ttlMs?: number;
+  /** Load afresh, ignoring what is cached, and cache the result. */
+  refresh?: boolean;
+}
+
+export interface SharedCacheSettings {
+  /** Redis keys are `${REDIS_KEY_PREFIX}${namespace}:${key}`. */
+  namespace: string;
+  defaultTtlMs: number;
+  /** The most entries kept in memory; the least recently used go first. */
+  maxEntries: number;
+  /**
+   * With Redis, whether each instance also keeps a copy in memory (default true). Without a local
+   * copy, `delete` on one instance takes effect on every instance at once.
+   */
+  localCopyWhenShared?: boolean;
+}
+
+interface LoadContext {
+  loader: () => Promise<unknown>;
+  ttl: number;
+  refresh: boolean;
+}
+
+/**
+ * A short-lived cache with request coalescing: concurrent requests for one key share one load.
+ * Kept in process, and shared between instances through Redis when `REDIS_URL` is set; Redis
+ * trouble only costs a load, never a failed request. Values must survive JSON.
+ */
+export class SharedCache {
+  private readonly logger: Logger;
+  private readonly redisPrefix: string;
+  private readonly defaultTtlMs: number;
+  private readonly memory: LRUCache<string, { value: unknown }, LoadContext>;
+  private readonly localCopyWhenShared: boolean;
+  /** Loads under way when there is no local copy: concurrent requests still share one load. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly redis: RedisConnection,
+    redisKeyPrefix: string,
+    settings: SharedCacheSettings,
+  ) {
+    this.logger = new Logger(`SharedCache:${settings.namespace}`);
+    this.redisPrefix = `${redisKeyPrefix}${settings.namespace}:`;
+    this.defaultTtlMs = settings.defaultTtlMs;
+    this.localCopyWhenShared = settings.localCopyWhenShared ?? true;
+    this.memory = new LRUCache<string, { value: unknown }, LoadContext>({
+      max: settings.maxEntries,
+      ttl: settings.defaultTtlMs,
+      // lru-cache coalesces concurrent fetches of one key into this one call.
+      fetchMethod: async (key, _stale, { context }) => ({ value: await this.load(key, context) }),
+    });
+  }
+
+  /**
+   * The cached value for `key`, loaded with `loader` when missing or expired. `ttlMs` overrides the
+   * default lifetime for this key; `refresh` skips both cache levels and stores a fresh load.
+   */
+  async getOrLoad<T>(
+    key: string,
+    loader: () => Promise<T>,
+    options: CacheOptions = {},
+  ): Promise<T> {
+    const ttl = options.ttlMs ?? this.defaultTtlMs;
+    if (this.redis.client && !this.localCopyWhenShared) {
+      return this.loadShared(key, { loader, ttl, refresh: options.refresh === true }) as Promise<T>;
+    }
+    const entry = await this.memory.fetch(key, {
+      context: { loader, ttl, refresh: options.refresh === true },
+      ttl,
+      forceRefresh: options.refresh === true,
+    });
+    return entry?.value as T;
+  }
+
+  /** Forgets `key` here and, with Redis, on every instance. */
+  async delete(key: string): Promise<void> {
+    this.memory.delete(key);
+    try {
+      await this.redis.client?.del(this.redisPrefix + key);
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Shared cache delete failed');
+    }
+  }
+
+  private loadShared(key: string, context: LoadContext): Promise<unknown> {
+    let load = this.inFlight.get(key);
+    if (!load) {
+      load = this.load(key, context).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, load);
+    }
+    return load;
+  }
+
+  private async load(key: string, { loader, ttl, refresh }: LoadContext): Promise<unknown> {
+    const client = this.redis.client;
+    if (!client) return loader();
+    const redisKey = this.redisPrefix + key;
+    if (!refresh) {
+      try {
+        const shared = await client.get(redisKey);
+        if (shared !== null) return JSON.parse(shared) as unknown;
+      } catch (error) {
+        this.logger.debug({ reason: (error as Error).message }, 'Shared cache read failed');
+      }
+    }
+    const value = await loader();
+    try {
+      await client.set(redisKey, JSON.stringify(value), 'PX', ttl);
+    } catch (error) {
+      this.logger.debug({ reason: (error as Error).message }, 'Shared cache write failed');
+    }
+    return value;
+  }
+}

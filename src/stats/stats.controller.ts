@@ -1,0 +1,43 @@
+import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
+import { ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RootUserGuard } from 'src/auth/root-user.guard';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { Auth } from 'src/common/decorators/auth.decorator';
+import { Public } from 'src/common/decorators/public.decorator';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { BotStatsDto, ShardConnectionDto } from 'src/stats/dto/bot-stats.dto';
+import { ShardReportDto, type StoredShardDto } from 'src/stats/dto/shard-report.dto';
+import { ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
+import { StatsService } from 'src/stats/stats.service';
+
+@ApiTags('stats')
+@ApiExtraModels(ShardConnectionDto)
+@Controller()
+export class StatsController {
+  constructor(private readonly stats: StatsService) {}
+
+  @Public()
+  @Get('bot-stats')
+  @ApiOperation({
+    summary: "The bot's shards and reach (cached for a few seconds)",
+    description: 'A shard that has not reported for over 2 minutes is shown as `Unknown`.',
+  })
+  @ApiErrorResponses()
+  async botStats(): Promise<BotStatsDto> {
+    return this.stats.botStats();
+  }
+
+  @Put('internal/shards/:shard_id')
+  @Auth('api')
+  @UseGuards(RootUserGuard)
+  @ApiOperation({
+    summary: 'A shard of the bot reports its state (API tokens of ROOT_USERS only)',
+  })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted)
+  report(
+    @Param('shard_id', ParseShardIdPipe) shardId: number,
+    @Body() body: ShardReportDto,
+  ): Promise<StoredShardDto> {
+    return this.stats.report(shardId, body);
+  }
+}
