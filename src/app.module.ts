@@ -4,6 +4,8 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from 'src/auth/auth.module';
 import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
+import { RateLimitGuard } from 'src/common/rate-limit/rate-limit.guard';
+import { RateLimitModule } from 'src/common/rate-limit/rate-limit.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { AppConfig } from 'src/config/app-config';
@@ -24,6 +26,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         RedisModule,
+        RateLimitModule,
         DatabaseModule,
         ScheduleModule.forRoot(),
         PlatformModule.forRoot(config),
@@ -36,7 +39,9 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: AppValidationPipe },
+        // Authentication first: the rate limit counts authenticated requests per user.
         { provide: APP_GUARD, useExisting: SessionAuthGuard },
+        { provide: APP_GUARD, useExisting: RateLimitGuard },
       ],
     };
   }

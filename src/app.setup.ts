@@ -78,7 +78,15 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   await app.register(fastifyCors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    exposedHeaders: [REQUEST_ID_HEADER, 'ETag'],
+    exposedHeaders: [
+      REQUEST_ID_HEADER,
+      'ETag',
+      'Retry-After',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'X-RateLimit-Bucket',
+    ],
   });
   preparePassportRequests(fastify);
   // JSON only: any other content type is refused (415, rendered as BadRequest).

@@ -132,5 +132,18 @@ describe('API documentation', () => {
         }
       }
     });
+
+    it('documents a 429 on every operation but the exempt probes', () => {
+      for (const [path, methods] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(methods)) {
+          const exempt = path === '/healthz' || path === '/readyz';
+          expect({ path, method, has429: '429' in operation.responses }).toEqual({
+            path,
+            method,
+            has429: !exempt,
+          });
+        }
+      }
+    });
   });
 });

@@ -5,6 +5,7 @@ import { LoginService } from 'src/auth/login.service';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { SessionCreatedDto } from 'src/sessions/dto/session.dto';
 
 @ApiTags('auth')
@@ -14,6 +15,7 @@ export class OAuth2Controller {
 
   @Public()
   @Post()
+  @RateLimit('oauth2')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Log in: exchange an OAuth2 authorization code for a login session',

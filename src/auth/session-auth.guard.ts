@@ -1,6 +1,7 @@
 import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import type { FastifyReply } from 'fastify';
 import {
   SESSION_TYPES,
   type AuthenticatedSession,
@@ -10,6 +11,7 @@ import { SESSION_TYPES_KEY } from 'src/common/decorators/auth.decorator';
 import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 
 const BEARER = /^Bearer\s+/i;
 
@@ -24,15 +26,32 @@ interface HeaderCarrier {
  */
 @Injectable()
 export class SessionAuthGuard extends AuthGuard('bearer') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limiter: RateLimiter,
+  ) {
     super();
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) return true;
-    normaliseAuthorization(context.switchToHttp().getRequest<HeaderCarrier>());
-    await super.canActivate(context);
+    const http = context.switchToHttp();
+    const request = http.getRequest<HeaderCarrier & { ip: string }>();
+    const reply = http.getResponse<FastifyReply>();
+    // An address that keeps failing to authenticate is refused before any token lookup.
+    const refused = this.limiter.enabled && this.limiter.knownRefusal('invalid-token', request.ip);
+    if (refused) {
+      this.limiter.writeHeaders(reply, refused);
+      throw this.limiter.refusal(refused);
+    }
+    try {
+      normaliseAuthorization(request);
+      await super.canActivate(context);
+    } catch (error) {
+      if (isAuthenticationFailure(error)) await this.countFailure(request.ip, reply);
+      throw error;
+    }
     const session = context.switchToHttp().getRequest<{ user: AuthenticatedSession }>().user;
     const accepted =
       this.reflector.getAllAndOverride<SessionType[]>(SESSION_TYPES_KEY, targets) ?? SESSION_TYPES;
@@ -47,6 +66,14 @@ export class SessionAuthGuard extends AuthGuard('bearer') {
     return true;
   }
 
+  /** Counts a failed authentication against the address; past the budget it answers 429. */
+  private async countFailure(ip: string, reply: FastifyReply): Promise<void> {
+    if (!this.limiter.enabled) return;
+    const state = await this.limiter.count('invalid-token', ip);
+    this.limiter.writeHeaders(reply, state);
+    if (state.blocked) throw this.limiter.refusal(state);
+  }
+
   /** Passport reports a missing or unusable credential without an error: map it to our codes. */
   override handleRequest<T>(error: Error | null, session: T | false): T {
     if (error) throw error;
@@ -55,6 +82,14 @@ export class SessionAuthGuard extends AuthGuard('bearer') {
     }
     return session;
   }
+}
+
+/** Missing, malformed, unknown, expired or revoked credentials (not bans, not store failures). */
+function isAuthenticationFailure(error: unknown): boolean {
+  return (
+    error instanceof AppException &&
+    (error.code === ErrorCode.NoAuthToken || error.code === ErrorCode.InvalidToken)
+  );
 }
 
 /** Missing header: NoAuthToken. A bare token (PublicAuth) is read as `Bearer <token>`. */

@@ -54,7 +54,16 @@ describe('loadConfig', () => {
     });
     expect(config.rootUsers).toEqual([]);
     expect(config.tokenEncryptionKey).toHaveLength(32);
-    expect(config.rateLimitsEnabled).toBe(true);
+    expect(config.rateLimits.enabled).toBe(true);
+    expect(config.rateLimits.buckets).toEqual({
+      anonymous: { limit: 60, windowSeconds: 60 },
+      authenticated: { limit: 300, windowSeconds: 60 },
+      oauth2: { limit: 10, windowSeconds: 60 },
+      'invalid-token': { limit: 20, windowSeconds: 60 },
+      'guilds-refresh': { limit: 3, windowSeconds: 300 },
+      'guild-info': { limit: 30, windowSeconds: 60 },
+      'settings-write': { limit: 60, windowSeconds: 60 },
+    });
     expect(config.logLevel).toBe('info');
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -73,6 +82,8 @@ describe('loadConfig', () => {
       DISCORD_BOT_TOKEN: 'bot-token',
       PLATFORM_TIMEOUT_MS: '2500',
       PLATFORM_CACHE_TTL: '30',
+      RATE_LIMIT_OAUTH2: '5/30',
+      RATE_LIMIT_GUILDS_REFRESH: '1/600',
       USER_GUILDS_CACHE_TTL: '600',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
@@ -116,7 +127,9 @@ describe('loadConfig', () => {
     });
     expect(config.rootUsers).toEqual(['1', '22', '333']);
     expect(config.tokenEncryptionKey.equals(Buffer.from(KEY, 'base64'))).toBe(true);
-    expect(config.rateLimitsEnabled).toBe(false);
+    expect(config.rateLimits.enabled).toBe(false);
+    expect(config.rateLimits.buckets.oauth2).toEqual({ limit: 5, windowSeconds: 30 });
+    expect(config.rateLimits.buckets['guilds-refresh']).toEqual({ limit: 1, windowSeconds: 600 });
     expect(config.logLevel).toBe('debug');
   });
 
@@ -146,6 +159,11 @@ describe('loadConfig', () => {
     ['PLATFORM_CACHE_TTL', '301'],
     ['USER_GUILDS_CACHE_TTL', '0'],
     ['USER_GUILDS_CACHE_TTL', 'a day'],
+    ['RATE_LIMIT_ANONYMOUS', '60'],
+    ['RATE_LIMIT_ANONYMOUS', '0/60'],
+    ['RATE_LIMIT_GUILD_INFO', '30/0'],
+    ['RATE_LIMIT_SETTINGS_WRITE', '-1/60'],
+    ['RATE_LIMIT_INVALID_TOKEN', '20 per minute'],
     ['OAUTH2_ALLOWED_REDIRECTS', 'https://ok.example/cb,javascript:alert(1)'],
     ['MAIN_SERVER', 'main'],
     ['SUPPORT_SERVER_INVITE', 'discord.gg/abc'],

@@ -5,6 +5,12 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { EnvironmentSchema, type LogLevel } from 'src/config/environment.schema';
+import {
+  parseBudget,
+  RATE_LIMIT_BUCKETS,
+  type BucketBudget,
+  type RateLimitBucket,
+} from 'src/config/rate-limit-buckets';
 
 /** The request body limit (DESIGN §3): larger bodies are refused before they are parsed. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
@@ -37,6 +43,12 @@ export interface PlatformConfig {
   readonly userGuildsCacheTtlSeconds: number;
 }
 
+export interface RateLimitsConfig {
+  /** RATE_LIMITS_ENABLED=false turns every bucket off (load tests). */
+  readonly enabled: boolean;
+  readonly buckets: Readonly<Record<RateLimitBucket, BucketBudget>>;
+}
+
 export interface SessionsConfig {
   readonly loginSessionTtlSeconds: number;
   readonly apiTokenMaxTtlSeconds: number;
@@ -57,7 +69,7 @@ export class AppConfig {
   readonly sessions!: SessionsConfig;
   readonly rootUsers!: readonly string[];
   readonly tokenEncryptionKey!: Buffer;
-  readonly rateLimitsEnabled!: boolean;
+  readonly rateLimits!: RateLimitsConfig;
   readonly logLevel!: LogLevel;
 
   constructor(values: AppConfig) {
@@ -125,9 +137,23 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
     },
     rootUsers: env.ROOT_USERS ?? [],
     tokenEncryptionKey: tokenEncryptionKey(env.TOKEN_ENCRYPTION_KEY, database, dataDir),
-    rateLimitsEnabled: env.RATE_LIMITS_ENABLED ?? true,
+    rateLimits: {
+      enabled: env.RATE_LIMITS_ENABLED ?? true,
+      buckets: bucketBudgets(env),
+    },
     logLevel: env.LOG_LEVEL ?? 'info',
   });
+}
+
+function bucketBudgets(env: EnvironmentSchema): Record<RateLimitBucket, BucketBudget> {
+  const budgets = {} as Record<RateLimitBucket, BucketBudget>;
+  for (const [bucket, defaults] of Object.entries(RATE_LIMIT_BUCKETS)) {
+    const configured = env[defaults.env];
+    budgets[bucket as RateLimitBucket] = configured
+      ? parseBudget(configured)
+      : { limit: defaults.limit, windowSeconds: defaults.windowSeconds };
+  }
+  return budgets;
 }
 
 /** The process environment, after loading `.env` from the working directory when there is one. */

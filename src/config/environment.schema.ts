@@ -15,6 +15,10 @@ import {
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
+import { BUDGET_PATTERN } from 'src/config/rate-limit-buckets';
+
+const BUDGET_MESSAGE = (name: string): string =>
+  `${name} must be <requests>/<seconds>, both whole numbers from 1, e.g. 5/30`;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -224,6 +228,41 @@ export class EnvironmentSchema {
   @IsOptional()
   @IsBoolean({ message: 'RATE_LIMITS_ENABLED must be true or false' })
   RATE_LIMITS_ENABLED?: boolean;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_ANONYMOUS') })
+  RATE_LIMIT_ANONYMOUS?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_AUTHENTICATED') })
+  RATE_LIMIT_AUTHENTICATED?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_OAUTH2') })
+  RATE_LIMIT_OAUTH2?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_INVALID_TOKEN') })
+  RATE_LIMIT_INVALID_TOKEN?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_GUILDS_REFRESH') })
+  RATE_LIMIT_GUILDS_REFRESH?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_GUILD_INFO') })
+  RATE_LIMIT_GUILD_INFO?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_SETTINGS_WRITE') })
+  RATE_LIMIT_SETTINGS_WRITE?: string;
 
   @Transform(emptyToUndefined)
   @IsOptional()

@@ -5,6 +5,7 @@ import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.dec
 import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import type { GuildUserInfoDto } from 'src/guilds/dto/guild-user-info.dto';
 import { UserGuildsQueryDto, type UserGuildsDto } from 'src/guilds/dto/user-guilds.dto';
@@ -21,6 +22,7 @@ export class GuildsController {
   ) {}
 
   @Get()
+  @RateLimit('guilds-refresh', (request) => isRefresh(request.query))
   @ApiOperation({
     summary: 'Your guilds, and which of them the bot is in (cached; `refresh=true` reads anew)',
   })
@@ -33,6 +35,7 @@ export class GuildsController {
   }
 
   @Get(':guild_id')
+  @RateLimit('guild-info')
   @ApiOperation({
     summary: "A guild with its roles and channels, and your and the bot's permissions in each",
   })
@@ -43,4 +46,8 @@ export class GuildsController {
   ): Promise<GuildUserInfoDto> {
     return this.guildInfo.forUser(guildId, session.userId);
   }
+}
+
+function isRefresh(query: unknown): boolean {
+  return (query as { refresh?: unknown } | undefined)?.refresh === 'true';
 }

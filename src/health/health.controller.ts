@@ -1,15 +1,17 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { ApiErrorResponsesUnlimited } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { NoRateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { LivenessDto, NotReadyDto, ReadinessDto } from 'src/health/dto/health.dto';
 import { HealthService } from 'src/health/health.service';
 
 @ApiTags('health')
-@ApiErrorResponses()
+@ApiErrorResponsesUnlimited()
 @Public()
+@NoRateLimit()
 @Controller()
 export class HealthController {
   constructor(private readonly health: HealthService) {}

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type request from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, databaseOf, loginAs, type TestLogin } from 'test/support/auth';
-import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
-import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
+import { useTestApp, type TestApp } from 'test/support/test-app';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
 const ROOT = DEMO_IDS.demoUser;
 const REPORT = {
@@ -234,29 +234,11 @@ function url(t: TestApp): string {
   return `http://127.0.0.1:${address.port}`;
 }
 
-/** Two instances on one PostgreSQL database and one Redis: runs in CI's second pass. */
-const sharedServers = process.env.REDIS_URL && process.env.DATABASE_URL?.startsWith('postgres');
-const describeShared = sharedServers ? describe : describe.skip;
-
 describeShared('GET /bot-stats across instances', () => {
-  let database: TestDatabase;
-  let first: TestApp;
-  let second: TestApp;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    const shared = { ...database, drop: () => Promise.resolve() };
-    const env = { REDIS_KEY_PREFIX: `stats-${Date.now()}:`, ROOT_USERS: ROOT };
-    first = await createTestApp({ database: shared, env });
-    second = await createTestApp({ database: shared, env });
-  });
-  afterAll(async () => {
-    await first.close();
-    await second.close();
-    await database.drop();
-  });
+  const instances = useTwoInstances({ REDIS_KEY_PREFIX: `stats-${Date.now()}:`, ROOT_USERS: ROOT });
 
   it('shares the cached summary and its invalidation', async () => {
+    const [first, second] = instances();
     const token = (await createApiToken(first, (await loginAs(first, ROOT)).token)).token;
     await put(first, 0, token, REPORT).expect(200);
     expect((await first.http().get('/bot-stats').expect(200)).body.total_guilds).toBe(1200);

@@ -44,6 +44,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     // Test files share the CI's Redis: each application gets keys of its own.
     REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
     LOG_LEVEL: 'info',
+    // Tests make many requests from one address; the rate-limit tests turn limits on.
+    RATE_LIMITS_ENABLED: 'false',
     ...options.env,
   });
   const logs = new LogCapture();

@@ -1,0 +1,61 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  ThrottlerGuard,
+  type ThrottlerModuleOptions,
+  type ThrottlerStorage,
+} from '@nestjs/throttler';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import {
+  NO_RATE_LIMIT_KEY,
+  RATE_LIMIT_KEY,
+  type RouteBucket,
+} from 'src/common/rate-limit/rate-limit.decorator';
+import { mostPressing, RateLimiter, type BucketState } from 'src/common/rate-limit/rate-limiter';
+import { RATE_LIMIT_BUCKETS } from 'src/config/rate-limit-buckets';
+
+type Request = FastifyRequest & { user?: AuthenticatedSession | null };
+
+/**
+ * The global rate limit (`APP_GUARD`, after authentication): every request counts in `authenticated`
+ * (per user) or `anonymous` (per IP), and in its route's own bucket when it has one. The headers
+ * show the bucket closest to refusing; an exhausted bucket answers 429 `RateLimited`.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() storage: ThrottlerStorage,
+    reflector: Reflector,
+    private readonly limiter: RateLimiter,
+  ) {
+    super(options, storage, reflector);
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (!this.limiter.enabled) return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT_KEY, targets)) return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    const userId = request.user?.userId;
+    const counts: Promise<BucketState>[] = [
+      userId
+        ? this.limiter.count('authenticated', userId)
+        : this.limiter.count('anonymous', request.ip),
+    ];
+    const route = this.reflector.get<RouteBucket | undefined>(RATE_LIMIT_KEY, context.getHandler());
+    if (route && (route.when?.(request) ?? true)) {
+      const perUser = RATE_LIMIT_BUCKETS[route.bucket].scope === 'user' && userId;
+      counts.push(this.limiter.count(route.bucket, perUser ? userId : request.ip));
+    }
+    const state = mostPressing(await Promise.all(counts));
+    if (!state) return true;
+    this.limiter.writeHeaders(http.getResponse<FastifyReply>(), state);
+    if (state.blocked) throw this.limiter.refusal(state);
+    return true;
+  }
+}

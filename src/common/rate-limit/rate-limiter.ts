@@ -1,0 +1,106 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { AppConfig } from 'src/config/app-config';
+import { RATE_LIMIT_BUCKETS, type RateLimitBucket } from 'src/config/rate-limit-buckets';
+
+/** Where a request stands in one bucket after being counted. */
+export interface BucketState {
+  bucket: RateLimitBucket;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window (or the block) ends. */
+  resetSeconds: number;
+  blocked: boolean;
+}
+
+interface HeaderTarget {
+  header(name: string, value: string | number): unknown;
+}
+
+/**
+ * Counts requests in the named buckets of DESIGN §10 on the throttler's storage (in process, or
+ * Redis shared by every instance), and writes the `X-RateLimit-*` headers.
+ */
+@Injectable()
+export class RateLimiter {
+  private readonly keyPrefix: string;
+  /** Subjects this instance has seen refused, until when (epoch ms): checked without a round trip. */
+  private readonly refusedUntil = new LRUCache<string, number>({ max: 50_000 });
+
+  constructor(
+    @Inject(getStorageToken()) private readonly storage: ThrottlerStorage,
+    private readonly config: AppConfig,
+  ) {
+    this.keyPrefix = `${config.redisKeyPrefix}rate:`;
+  }
+
+  get enabled(): boolean {
+    return this.config.rateLimits.enabled;
+  }
+
+  /** Counts one request of `subject` (a user id or an IP, as the bucket's scope says). */
+  async count(bucket: RateLimitBucket, subject: string): Promise<BucketState> {
+    const { limit, windowSeconds } = this.config.rateLimits.buckets[bucket];
+    const windowMs = windowSeconds * 1000;
+    const record = await this.storage.increment(
+      `${this.keyPrefix}${bucket}:${RATE_LIMIT_BUCKETS[bucket].scope}:${subject}`,
+      windowMs,
+      limit,
+      windowMs,
+      bucket,
+    );
+    if (record.isBlocked) {
+      this.refusedUntil.set(`${bucket}:${subject}`, Date.now() + record.timeToBlockExpire * 1000);
+    }
+    return {
+      bucket,
+      limit,
+      remaining: Math.max(0, limit - record.totalHits),
+      resetSeconds: Math.max(0, record.isBlocked ? record.timeToBlockExpire : record.timeToExpire),
+      blocked: record.isBlocked,
+    };
+  }
+
+  /**
+   * The state of a subject this instance has already seen refused in `bucket` and whose block has
+   * not ended, without counting or asking the storage; undefined otherwise.
+   */
+  knownRefusal(bucket: RateLimitBucket, subject: string): BucketState | undefined {
+    const until = this.refusedUntil.get(`${bucket}:${subject}`);
+    if (until === undefined) return undefined;
+    const resetSeconds = Math.ceil((until - Date.now()) / 1000);
+    if (resetSeconds <= 0) {
+      this.refusedUntil.delete(`${bucket}:${subject}`);
+      return undefined;
+    }
+    const { limit } = this.config.rateLimits.buckets[bucket];
+    return { bucket, limit, remaining: 0, resetSeconds, blocked: true };
+  }
+
+  /** The headers of the state a client most needs to see; for a refusal also `Retry-After`. */
+  writeHeaders(reply: HeaderTarget, state: BucketState): void {
+    reply.header('X-RateLimit-Limit', state.limit);
+    reply.header('X-RateLimit-Remaining', state.remaining);
+    reply.header('X-RateLimit-Reset', state.resetSeconds);
+    reply.header('X-RateLimit-Bucket', state.bucket);
+    if (state.blocked) reply.header('Retry-After', state.resetSeconds);
+  }
+
+  /** The `RateLimited` error for a refused request. */
+  refusal(state: BucketState): AppException {
+    return new AppException(
+      ErrorCode.RateLimited,
+      `Too many requests (${state.bucket}); retry in ${state.resetSeconds} seconds`,
+    );
+  }
+}
+
+/** The state to report among several: a refusal first, otherwise the one with least left. */
+export function mostPressing(states: readonly BucketState[]): BucketState | undefined {
+  return [...states].sort(
+    (a, b) => Number(b.blocked) - Number(a.blocked) || a.remaining - b.remaining,
+  )[0];
+}

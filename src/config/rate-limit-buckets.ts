@@ -1,0 +1,43 @@
+/** The rate-limit buckets of DESIGN §10: who is counted, and the default budget per window. */
+export const RATE_LIMIT_BUCKETS = {
+  /** Requests without a session, per client IP. */
+  anonymous: { scope: 'ip', limit: 60, windowSeconds: 60, env: 'RATE_LIMIT_ANONYMOUS' },
+  /** Requests with a session, per user. */
+  authenticated: { scope: 'user', limit: 300, windowSeconds: 60, env: 'RATE_LIMIT_AUTHENTICATED' },
+  /** `POST /oauth2`, per client IP. */
+  oauth2: { scope: 'ip', limit: 10, windowSeconds: 60, env: 'RATE_LIMIT_OAUTH2' },
+  /** Failed authentication (missing, malformed, unknown or expired token), per client IP. */
+  'invalid-token': { scope: 'ip', limit: 20, windowSeconds: 60, env: 'RATE_LIMIT_INVALID_TOKEN' },
+  /** `GET /users/@me/guilds?refresh=true`, per user. */
+  'guilds-refresh': {
+    scope: 'user',
+    limit: 3,
+    windowSeconds: 300,
+    env: 'RATE_LIMIT_GUILDS_REFRESH',
+  },
+  /** `GET /users/@me/guilds/{guild_id}`, per user. */
+  'guild-info': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_INFO' },
+  /** `POST /guilds/{guild_id}/settings`, per user. */
+  'settings-write': {
+    scope: 'user',
+    limit: 60,
+    windowSeconds: 60,
+    env: 'RATE_LIMIT_SETTINGS_WRITE',
+  },
+} as const;
+
+export type RateLimitBucket = keyof typeof RATE_LIMIT_BUCKETS;
+
+export interface BucketBudget {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
+
+/** `<limit>/<seconds>`, e.g. `60/60` or `3/300`. */
+export const BUDGET_PATTERN = /^([1-9]\d{0,6})\/([1-9]\d{0,5})$/;
+
+export function parseBudget(value: string): BucketBudget {
+  const match = BUDGET_PATTERN.exec(value);
+  if (!match) throw new Error(`not a budget: ${value}`);
+  return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
+}

@@ -1,0 +1,264 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Response } from 'supertest';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { SessionsService } from 'src/sessions/sessions.service';
+import { createApiToken, loginAs } from 'test/support/auth';
+import { TcpProxy } from 'test/support/tcp-proxy';
+import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
+
+/** Generous budgets for the buckets a test does not exercise, so logins never trip them. */
+const ROOMY = {
+  RATE_LIMITS_ENABLED: 'true',
+  RATE_LIMIT_ANONYMOUS: '1000/60',
+  RATE_LIMIT_AUTHENTICATED: '1000/60',
+  RATE_LIMIT_OAUTH2: '1000/60',
+  RATE_LIMIT_INVALID_TOKEN: '1000/60',
+  RATE_LIMIT_GUILDS_REFRESH: '1000/60',
+  RATE_LIMIT_GUILD_INFO: '1000/60',
+};
+
+function expectLimitHeaders(res: Response, bucket: string, limit: number, remaining: number): void {
+  expect(res.headers['x-ratelimit-bucket']).toBe(bucket);
+  expect(res.headers['x-ratelimit-limit']).toBe(String(limit));
+  expect(res.headers['x-ratelimit-remaining']).toBe(String(remaining));
+  expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+}
+
+function expectRefused(res: Response, bucket: string): void {
+  expect(res.status).toBe(429);
+  expect(res.body).toEqual({
+    message: expect.stringMatching(
+      new RegExp(`^Too many requests \\(${bucket}\\); retry in \\d+ seconds$`),
+    ),
+    code: 'RateLimited',
+  });
+  expect(res.headers['x-ratelimit-bucket']).toBe(bucket);
+  expect(res.headers['x-ratelimit-remaining']).toBe('0');
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+}
+
+describe('rate limits: the anonymous bucket', () => {
+  const t = useTestApp({ env: { ...ROOMY, RATE_LIMIT_ANONYMOUS: '3/2' } });
+
+  it('counts unauthenticated requests per address, refuses past the limit and resets', async () => {
+    for (let i = 2; i >= 0; i--) {
+      expectLimitHeaders(await t().http().get('/config').expect(200), 'anonymous', 3, i);
+    }
+    expectRefused(await t().http().get('/bot-state'), 'anonymous');
+    await sleep(2_100);
+    expectLimitHeaders(await t().http().get('/config').expect(200), 'anonymous', 3, 2);
+  });
+
+  it('exempts the health probes', async () => {
+    for (let i = 0; i < 6; i++) {
+      const res = await t().http().get('/healthz').expect(200);
+      expect(res.headers['x-ratelimit-bucket']).toBeUndefined();
+    }
+  });
+
+  it("does not spend a user's budget on an anonymous flood", async () => {
+    await sleep(2_100);
+    const login = await loginAs(t());
+    while ((await t().http().get('/config')).status !== 429);
+    const res = await t()
+      .http()
+      .get('/sessions/@me')
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
+    expectLimitHeaders(res, 'authenticated', 1000, 999);
+  });
+});
+
+describe('rate limits: per user', () => {
+  const t = useTestApp({ env: { ...ROOMY, RATE_LIMIT_AUTHENTICATED: '3/60' } });
+
+  it('gives each user a budget of their own, whatever their address', async () => {
+    const alice = await loginAs(t(), DEMO_IDS.alice);
+    const bob = await loginAs(t(), DEMO_IDS.bob);
+    const me = (token: string): Promise<Response> =>
+      t().http().get('/sessions/@me').set('Authorization', token);
+    for (let i = 2; i >= 0; i--) {
+      expectLimitHeaders(await me(alice.token), 'authenticated', 3, i);
+    }
+    expectRefused(await me(alice.token), 'authenticated');
+    // An API token of the same user draws on the same budget.
+    expectLimitHeaders(await me(bob.token), 'authenticated', 3, 2);
+    const bobApi = await createApiToken(t(), bob.token);
+    expectLimitHeaders(await me(bobApi.token), 'authenticated', 3, 0);
+    expectRefused(await me(bobApi.token), 'authenticated');
+  });
+});
+
+describe('rate limits: route buckets', () => {
+  const t = useTestApp({
+    env: {
+      ...ROOMY,
+      RATE_LIMIT_OAUTH2: '2/60',
+      RATE_LIMIT_GUILDS_REFRESH: '2/60',
+      RATE_LIMIT_GUILD_INFO: '2/60',
+    },
+  });
+
+  it('limits logins per address', async () => {
+    await loginAs(t(), DEMO_IDS.carol);
+    await loginAs(t(), DEMO_IDS.dave);
+    const code = await t().http().get(`/demo/oauth2-code?user_id=${DEMO_IDS.carol}`).expect(200);
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: code.body.code, redirect_uri: code.body.redirect_uri });
+    expectRefused(res, 'oauth2');
+  });
+});
+
+describe('rate limits: guild routes', () => {
+  const t = useTestApp({
+    env: { ...ROOMY, RATE_LIMIT_GUILDS_REFRESH: '2/60', RATE_LIMIT_GUILD_INFO: '2/60' },
+  });
+
+  it('limits guild-list refreshes per user, and not the cached reads', async () => {
+    const login = await loginAs(t(), DEMO_IDS.demoUser);
+    const list = (token: string, query = ''): Promise<Response> =>
+      t().http().get(`/users/@me/guilds${query}`).set('Authorization', `Bearer ${token}`);
+    for (let i = 0; i < 3; i++) {
+      expect((await list(login.token)).headers['x-ratelimit-bucket']).toBe('authenticated');
+    }
+    expectLimitHeaders(await list(login.token, '?refresh=true'), 'guilds-refresh', 2, 1);
+    expectLimitHeaders(await list(login.token, '?refresh=true'), 'guilds-refresh', 2, 0);
+    expectRefused(await list(login.token, '?refresh=true'), 'guilds-refresh');
+    expect((await list(login.token)).status).toBe(200);
+    const other = await loginAs(t(), DEMO_IDS.carol);
+    expectLimitHeaders(await list(other.token, '?refresh=true'), 'guilds-refresh', 2, 1);
+  });
+
+  it('limits guild lookups per user', async () => {
+    const login = await loginAs(t(), DEMO_IDS.alice);
+    const get = (): Promise<Response> =>
+      t()
+        .http()
+        .get(`/users/@me/guilds/${DEMO_IDS.community}`)
+        .set('Authorization', `Bearer ${login.token}`);
+    expectLimitHeaders(await get(), 'guild-info', 2, 1);
+    expectLimitHeaders(await get(), 'guild-info', 2, 0);
+    expectRefused(await get(), 'guild-info');
+  });
+});
+
+describe('rate limits: failed authentication', () => {
+  const t = useTestApp({ env: { ...ROOMY, RATE_LIMIT_INVALID_TOKEN: '3/60' } });
+
+  it('refuses an address that keeps failing, before looking any token up', async () => {
+    const login = await loginAs(t());
+    for (let i = 2; i >= 0; i--) {
+      const res = await t()
+        .http()
+        .get('/sessions/@me')
+        .set('Authorization', `Bearer arl_guess${i}`);
+      expect(res.status).toBe(401);
+      expectLimitHeaders(res, 'invalid-token', 3, i);
+    }
+    expectRefused(
+      await t().http().get('/sessions/@me').set('Authorization', 'Bearer arl_guess'),
+      'invalid-token',
+    );
+    // From now on nothing from this address is looked up, not even a valid token.
+    const lookups = jest.spyOn(t().app.get(SessionsService), 'authenticate');
+    expectRefused(
+      await t().http().get('/sessions/@me').set('Authorization', `Bearer ${login.token}`),
+      'invalid-token',
+    );
+    expect(lookups).not.toHaveBeenCalled();
+    lookups.mockRestore();
+  });
+});
+
+describe('rate limits: client addresses', () => {
+  const budget = { ...ROOMY, RATE_LIMIT_ANONYMOUS: '1/60' };
+
+  describe('behind a trusted proxy', () => {
+    const t = useTestApp({ env: { ...budget, TRUST_PROXY: 'true' } });
+
+    it('counts each X-Forwarded-For address on its own', async () => {
+      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1').expect(200);
+      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.2').expect(200);
+      expectRefused(
+        await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1'),
+        'anonymous',
+      );
+    });
+  });
+
+  describe('without TRUST_PROXY', () => {
+    const t = useTestApp({ env: budget });
+
+    it('ignores X-Forwarded-For, so it cannot be used to dodge the limit', async () => {
+      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1').expect(200);
+      expectRefused(
+        await t().http().get('/config').set('X-Forwarded-For', '203.0.113.2'),
+        'anonymous',
+      );
+    });
+  });
+});
+
+describe('rate limits turned off', () => {
+  const t = useTestApp({ env: { RATE_LIMITS_ENABLED: 'false', RATE_LIMIT_ANONYMOUS: '1/60' } });
+
+  it('neither counts nor refuses', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await t().http().get('/config').expect(200);
+      expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+  });
+});
+
+/** Needs Redis: runs in CI's second pass. */
+const withRedis = process.env.REDIS_URL ? describe : describe.skip;
+
+withRedis('rate limits when Redis goes away', () => {
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    const redis = new URL(process.env.REDIS_URL ?? '');
+    proxy = await TcpProxy.start(redis.hostname, Number(redis.port || 6379));
+    t = await createTestApp({
+      env: { ...ROOMY, RATE_LIMIT_ANONYMOUS: '2/60', REDIS_URL: `redis://127.0.0.1:${proxy.port}` },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await proxy.close();
+  });
+
+  it('keeps serving without limits and reports Redis down', async () => {
+    await t.http().get('/config').expect(200);
+    proxy.cut();
+    for (let i = 0; i < 5; i++) await t.http().get('/config').expect(200);
+    const ready = await t.http().get('/readyz').expect(200);
+    expect(ready.body.checks.redis).toBe('down');
+    expect(t.logs.text()).toContain('Rate-limit counters unavailable');
+    proxy.restore();
+  });
+});
+
+describeShared('rate limits across two instances', () => {
+  const instances = useTwoInstances({
+    ...ROOMY,
+    RATE_LIMIT_AUTHENTICATED: '4/60',
+    REDIS_KEY_PREFIX: `rl-${Date.now()}:`,
+  });
+
+  it('shares one budget per user', async () => {
+    const [first, second] = instances();
+    const token = (await createApiToken(first, (await loginAs(first)).token)).token;
+    // createApiToken used one request of the budget.
+    const me = (app: TestApp): Promise<Response> =>
+      app.http().get('/sessions/@me').set('Authorization', token);
+    expectLimitHeaders(await me(first), 'authenticated', 4, 2);
+    expectLimitHeaders(await me(second), 'authenticated', 4, 1);
+    expectLimitHeaders(await me(first), 'authenticated', 4, 0);
+    expectRefused(await me(second), 'authenticated');
+  });
+});
