@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { FailOpenStorage } from 'src/common/rate-limit/fail-open-storage';
 import { mostPressing, type BucketState } from 'src/common/rate-limit/rate-limiter';
@@ -34,16 +35,25 @@ describe('fail-open counters', () => {
     await expect(storage.increment('k', 60_000, 5, 60_000, 'anonymous')).resolves.toBe(record);
   });
 
-  it('let a request through uncounted when the storage fails', async () => {
+  it('let a request through uncounted when the storage fails, and log the outage once', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const broken: ThrottlerStorage = {
       increment: () => Promise.reject(new Error('Connection is closed.')),
     };
     const storage = new FailOpenStorage(broken);
-    await expect(storage.increment('k', 60_000, 5, 60_000, 'anonymous')).resolves.toEqual({
-      totalHits: 0,
-      timeToExpire: 60,
-      isBlocked: false,
-      timeToBlockExpire: 0,
-    });
+    for (let i = 0; i < 3; i++) {
+      await expect(storage.increment('k', 60_000, 5, 60_000, 'anonymous')).resolves.toEqual({
+        totalHits: 0,
+        timeToExpire: 60,
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      });
+    }
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(
+      { reason: 'Connection is closed.' },
+      'Rate-limit counters unavailable; requests are served without limits',
+    );
+    warn.mockRestore();
   });
 });

@@ -1,0 +1,178 @@
+import { compareRoles } from 'src/guilds/role-hierarchy';
+import {
+  checkPatchChanges,
+  describePatchCheck,
+  hasPerm,
+  resolvePermissions,
+  type Position,
+} from 'src/settings/permissions/permission-string';
+
+/**
+ * Who may edit role entries (`guildroles`) and member overrides (`guildmembers`): the checks of
+ * kittycat-rules.md §7, with the fixes its preface lists (Reorder also applies the Discord
+ * hierarchy and the current-index rule to every moved entry; Create of member overrides checks the
+ * overrides it replaces; equal role positions are ordered by snowflake as a number).
+ */
+
+export interface RoleEntry {
+  index: number;
+  perms: readonly string[];
+}
+
+export interface PermissionGuild {
+  ownerId: string;
+  /** The guild's Discord roles. */
+  roles: readonly { id: string; position: number }[];
+  /** The stored `guildroles` entries by role id. */
+  entries: ReadonlyMap<string, RoleEntry>;
+}
+
+export interface PermissionMember {
+  userId: string;
+  /** The member's Discord role ids, in the member's order. */
+  roles: readonly string[];
+  /** The member's stored `guildmembers` overrides. */
+  overrides: readonly string[];
+}
+
+export type EditOperation = 'View' | 'Create' | 'Update' | 'Delete' | 'Reorder';
+
+export type EditCheck = { allowed: true } | { allowed: false; code: string };
+
+const ALLOW: EditCheck = { allowed: true };
+const deny = (code: string): EditCheck => ({ allowed: false, code });
+
+/** `allow` or `deny:<code>`, as the reference vectors write it. */
+export function describeEditCheck(check: EditCheck): string {
+  return check.allowed ? 'allow' : `deny:${check.code}`;
+}
+
+/** The entries of the member's roles, in the member's role order (roles without one are skipped). */
+export function positionsOf(guild: PermissionGuild, member: PermissionMember): Position[] {
+  return member.roles.flatMap((roleId) => {
+    const entry = guild.entries.get(roleId);
+    return entry ? [{ id: roleId, index: entry.index, perms: entry.perms }] : [];
+  });
+}
+
+/** The member's overrides; the guild owner also holds `global.*`. */
+export function overridesOf(guild: PermissionGuild, member: PermissionMember): string[] {
+  return member.userId === guild.ownerId
+    ? [...member.overrides, 'global.*']
+    : [...member.overrides];
+}
+
+/** The member's effective permission strings in the guild. */
+export function memberPermissions(guild: PermissionGuild, member: PermissionMember): string[] {
+  return resolvePermissions(positionsOf(guild, member), overridesOf(guild, member));
+}
+
+/** The member's most senior (lowest) entry index; +∞ without entries. */
+export function lowestIndex(guild: PermissionGuild, member: PermissionMember): number {
+  return Math.min(Infinity, ...positionsOf(guild, member).map((position) => position.index));
+}
+
+export type RoleEdit =
+  | { op: 'View' }
+  | { op: 'Create' | 'Update'; roleId: string; index: number; perms: readonly string[] }
+  | { op: 'Delete'; roleId: string }
+  | { op: 'Reorder'; items: readonly { roleId: string; index: number }[] };
+
+/** May `author` make this change to the guild's role entries? */
+export function verifyRoleEntryChange(
+  guild: PermissionGuild,
+  author: PermissionMember,
+  edit: RoleEdit,
+): EditCheck {
+  if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
+  const authorTop = highestRoleOf(guild, author);
+  if (!authorTop) return deny('no_discord_roles');
+  const manager = memberPermissions(guild, author);
+  const lowest = lowestIndex(guild, author);
+  const isBelowAuthor = (roleId: string): boolean => {
+    const role = guild.roles.find((r) => r.id === roleId);
+    return role !== undefined && compareRoles(authorTop, { ...role, permissions: '0' }) > 0;
+  };
+
+  if (edit.op === 'Reorder') {
+    if (!hasPerm(manager, 'guildroles.reorder')) return deny('missing_perm:guildroles.reorder');
+    for (const item of edit.items) {
+      if (!guild.roles.some((role) => role.id === item.roleId)) return deny('role_not_in_guild');
+      const entry = guild.entries.get(item.roleId);
+      if (!entry) return deny('role_has_no_entry');
+      if (entry.index === item.index) continue;
+      if (!isBelowAuthor(item.roleId)) return deny('discord_hierarchy');
+      if (item.index <= lowest) return deny('new_index_not_below_author');
+      if (entry.index < lowest) return deny('current_index_above_author');
+    }
+    return ALLOW;
+  }
+
+  if (!guild.roles.some((role) => role.id === edit.roleId)) {
+    // An entry of a role deleted on Discord may always be cleaned up.
+    return edit.op === 'Delete' ? ALLOW : deny('role_not_in_guild');
+  }
+  if (!isBelowAuthor(edit.roleId)) return deny('discord_hierarchy');
+  const gate = `guildroles.${edit.op.toLowerCase()}`;
+  if (!hasPerm(manager, gate)) return deny(`missing_perm:${gate}`);
+  const stored = guild.entries.get(edit.roleId);
+
+  if (edit.op === 'Create') {
+    if (edit.index <= lowest) return deny('new_index_not_below_author');
+    return patch(manager, [], edit.perms);
+  }
+  if (edit.op === 'Update') {
+    if (edit.index <= lowest) return deny('new_index_not_below_author');
+    if (!stored) return deny('role_has_no_entry');
+    if (stored.index < lowest) return deny('current_index_above_author');
+    return patch(manager, stored.perms, edit.perms);
+  }
+  if (!stored) return deny('role_has_no_entry');
+  if (stored.index <= lowest) return deny('current_index_above_author');
+  return patch(manager, stored.perms, []);
+}
+
+export type MemberEdit =
+  { op: 'View' } | { op: 'Create' | 'Update'; overrides: readonly string[] } | { op: 'Delete' };
+
+/** May `author` make this change to `target`'s overrides? */
+export function verifyMemberOverrideChange(
+  guild: PermissionGuild,
+  author: PermissionMember,
+  target: PermissionMember,
+  edit: MemberEdit,
+): EditCheck {
+  if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
+  if (lowestIndex(guild, target) < lowestIndex(guild, author)) {
+    return deny('target_outranks_author');
+  }
+  const manager = memberPermissions(guild, author);
+  const gate = `guildmembers.${edit.op.toLowerCase()}`;
+  if (!hasPerm(manager, gate)) return deny(`missing_perm:${gate}`);
+  // Create replaces whatever the target had, so it is checked against that, like Update.
+  const next = edit.op === 'Delete' ? [] : edit.overrides;
+  return patch(manager, overridesOf(guild, target), next);
+}
+
+function patch(
+  manager: readonly string[],
+  current: readonly string[],
+  next: readonly string[],
+): EditCheck {
+  const check = checkPatchChanges(manager, current, next);
+  return check.ok ? ALLOW : deny(`patch:${describePatchCheck(check)}`);
+}
+
+function highestRoleOf(
+  guild: PermissionGuild,
+  member: PermissionMember,
+): { id: string; position: number; permissions: string } | undefined {
+  const held = new Set(member.roles);
+  let top: { id: string; position: number; permissions: string } | undefined;
+  for (const role of guild.roles) {
+    if (!held.has(role.id)) continue;
+    const candidate = { ...role, permissions: '0' };
+    if (!top || compareRoles(candidate, top) > 0) top = candidate;
+  }
+  return top;
+}

@@ -1,0 +1,143 @@
+import {
+  describeEditCheck,
+  verifyMemberOverrideChange,
+  verifyRoleEntryChange,
+  type PermissionGuild,
+  type PermissionMember,
+  type RoleEdit,
+} from 'src/settings/permissions/edit-checks';
+import {
+  canonical,
+  checkPatchChanges,
+  describePatchCheck,
+  hasPerm,
+  parsePermission,
+  resolvePermissions,
+  type Position,
+} from 'src/settings/permissions/permission-string';
+import vectors from 'test/vectors/permission-string-vectors.json';
+
+interface Case<I, E> {
+  id: string;
+  input: I;
+  expected: E;
+}
+const table = <I, E>(cases: Case<I, E>[]): [string, Case<I, E>][] => cases.map((c) => [c.id, c]);
+
+describe('permission strings: parse', () => {
+  it.each(table(vectors.parse as Case<{ string: string }, Record<string, unknown>>[]))(
+    '%s',
+    (_id, { input, expected }) => {
+      const parsed = parsePermission(input.string);
+      expect({ ...parsed, canonical: canonical(parsed) }).toEqual(expected);
+    },
+  );
+});
+
+describe('permission strings: has_perm', () => {
+  it.each(table(vectors.has_perm as Case<{ perms: string[]; perm: string }, boolean>[]))(
+    '%s',
+    (_id, { input, expected }) => {
+      expect(hasPerm(input.perms, input.perm)).toBe(expected);
+    },
+  );
+});
+
+describe('permission strings: resolve', () => {
+  it.each(
+    table(vectors.resolve as Case<{ positions: Position[]; overrides: string[] }, string[]>[]),
+  )('%s', (_id, { input, expected }) => {
+    expect(resolvePermissions(input.positions, input.overrides)).toEqual(expected);
+  });
+});
+
+describe('permission strings: check_patch_changes', () => {
+  it.each(
+    table(
+      vectors.check_patch_changes as Case<
+        { manager: string[]; current: string[]; new: string[] },
+        string
+      >[],
+    ),
+  )('%s', (_id, { input, expected }) => {
+    expect(describePatchCheck(checkPatchChanges(input.manager, input.current, input.new))).toBe(
+      expected,
+    );
+  });
+});
+
+interface HierarchyInput {
+  check: 'role' | 'member';
+  op: 'View' | 'Create' | 'Update' | 'Delete' | 'Reorder';
+  guild_owner_id: string;
+  guild_roles: { id: string; position: number }[];
+  role_perms: Record<string, { index: number; perms: string[] }>;
+  author: string;
+  author_roles: string[];
+  author_overrides: string[];
+  roleid?: string;
+  index?: number;
+  perms?: string[];
+  reorder?: { role_id: string; index: number }[];
+  target?: string;
+  target_roles?: string[];
+  target_overrides?: string[];
+  perm_overrides?: string[];
+}
+
+function roleEdit(input: HierarchyInput): RoleEdit {
+  switch (input.op) {
+    case 'View':
+      return { op: 'View' };
+    case 'Reorder':
+      return {
+        op: 'Reorder',
+        items: (input.reorder ?? []).map((item) => ({ roleId: item.role_id, index: item.index })),
+      };
+    case 'Delete':
+      return { op: 'Delete', roleId: input.roleid ?? '' };
+    default:
+      return {
+        op: input.op,
+        roleId: input.roleid ?? '',
+        index: input.index ?? 0,
+        perms: input.perms ?? [],
+      };
+  }
+}
+
+describe('permission strings: edit checks (hierarchy)', () => {
+  it.each(table(vectors.hierarchy as Case<HierarchyInput, string>[]))(
+    '%s',
+    (_id, { input, expected }) => {
+      const guild: PermissionGuild = {
+        ownerId: input.guild_owner_id,
+        roles: input.guild_roles,
+        entries: new Map(Object.entries(input.role_perms)),
+      };
+      const author: PermissionMember = {
+        userId: input.author,
+        roles: input.author_roles,
+        overrides: input.author_overrides,
+      };
+      const result =
+        input.check === 'role'
+          ? verifyRoleEntryChange(guild, author, roleEdit(input))
+          : verifyMemberOverrideChange(
+              guild,
+              author,
+              {
+                userId: input.target ?? '',
+                roles: input.target_roles ?? [],
+                overrides: input.target_overrides ?? [],
+              },
+              input.op === 'Delete'
+                ? { op: 'Delete' }
+                : input.op === 'View'
+                  ? { op: 'View' }
+                  : { op: input.op as 'Create' | 'Update', overrides: input.perm_overrides ?? [] },
+            );
+      expect(describeEditCheck(result)).toBe(expected);
+    },
+  );
+});
