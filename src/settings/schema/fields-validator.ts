@@ -1,0 +1,117 @@
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { ErrorDetail } from 'src/common/errors/app.exception';
+import {
+  isStored,
+  type ColumnSchema,
+  type ExecutableOperation,
+  type SettingSchema,
+} from 'src/settings/schema/setting-schema';
+import { validationSchema, type JsonSchema } from 'src/settings/schema/validation-schema';
+
+export type FieldsCheck = { ok: true; fields: unknown } | { ok: false; details: ErrorDetail[] };
+
+const KIND_MESSAGES: Readonly<Record<string, string>> = {
+  user: 'must be a user id (a snowflake)',
+  role: 'must be a role id (a snowflake)',
+  channel: 'must be a channel id (a snowflake)',
+  interval: 'must be a whole number of seconds, as a string',
+  permission: 'must be one permission string, e.g. "guildroles.view" or "~rpc.ban"',
+};
+
+/**
+ * Validates a setting operation's `fields` against the setting's own `validation_template` (ajv,
+ * JSON Schema 2020-12): the document clients receive is the one the server enforces. Every failure
+ * is reported; read-only values are dropped from what is returned.
+ */
+export class FieldsValidator {
+  readonly document: JsonSchema;
+  private readonly byOperation = new Map<ExecutableOperation, ValidateFunction>();
+  private readonly columns: ReadonlyMap<string, ColumnSchema>;
+
+  constructor(private readonly schema: SettingSchema) {
+    this.document = validationSchema(schema);
+    const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+    addFormats(ajv, ['uuid', 'date-time']);
+    ajv.addSchema(this.document);
+    const id = this.document.$id as string;
+    for (const operation of Object.keys(this.document.$defs as object)) {
+      const validate = ajv.getSchema(`${id}#/$defs/${operation}`);
+      if (validate) this.byOperation.set(operation as ExecutableOperation, validate);
+    }
+    this.columns = new Map(schema.columns.map((column) => [column.id, column]));
+  }
+
+  check(operation: ExecutableOperation, fields: unknown): FieldsCheck {
+    const validate = this.byOperation.get(operation);
+    if (!validate) {
+      return {
+        ok: false,
+        details: [{ field: 'operation', message: `${operation} is not offered` }],
+      };
+    }
+    if (!validate(fields)) {
+      return {
+        ok: false,
+        details: (validate.errors ?? []).map((error) => this.detail(error, operation)),
+      };
+    }
+    return { ok: true, fields: this.withoutReadOnly(operation, fields) };
+  }
+
+  private withoutReadOnly(operation: ExecutableOperation, fields: unknown): unknown {
+    if (operation !== 'Create' && operation !== 'Update') return fields;
+    return Object.fromEntries(
+      Object.entries(fields as Record<string, unknown>).filter(([id]) => {
+        const column = this.columns.get(id);
+        return column !== undefined && isStored(column) && !column.readonly.includes(operation);
+      }),
+    );
+  }
+
+  private detail(error: ErrorObject, operation: ExecutableOperation): ErrorDetail {
+    const path = error.instancePath.split('/').slice(1);
+    if (error.keyword === 'required') {
+      const field = [...path, (error.params as { missingProperty: string }).missingProperty].join(
+        '.',
+      );
+      return { field, message: `${field} is required for ${operation}` };
+    }
+    if (error.keyword === 'additionalProperties') {
+      const extra = (error.params as { additionalProperty: string }).additionalProperty;
+      const field = [...path, extra].join('.');
+      const known = this.columns.has(extra);
+      return {
+        field,
+        message: known
+          ? `${field} cannot be sent with ${operation}`
+          : `${field} is not a field of ${this.schema.id}`,
+      };
+    }
+    const field = path.length > 0 ? path.join('.') : 'fields';
+    return { field, message: `${field} ${this.message(error, path)}` };
+  }
+
+  private message(error: ErrorObject, path: string[]): string {
+    const column = this.columns.get(path.find((segment) => this.columns.has(segment)) ?? '');
+    const type = column?.column_type;
+    const inner = type && type.type !== 'Widget' ? type.inner : undefined;
+    if (error.keyword === 'pattern' && inner?.type === 'String') {
+      return KIND_MESSAGES[inner.kind] ?? 'has the wrong form';
+    }
+    if (error.keyword === 'format') {
+      return error.params.format === 'uuid' ? 'must be a UUID' : 'must be an ISO 8601 timestamp';
+    }
+    if (error.keyword === 'enum' && inner?.type === 'BitFlag') {
+      return `may only combine the flags ${Object.entries(inner.values)
+        .map(([name, bit]) => `${name} (${bit})`)
+        .join(', ')}`;
+    }
+    if (error.keyword === 'enum') {
+      return `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues
+        .map((value) => JSON.stringify(value))
+        .join(', ')}`;
+    }
+    return error.message ?? 'is not valid';
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * A setting's schema as the API publishes it (DESIGN §7, the spec's Setting and Column objects).
+ * Modules declare settings as data of these types; the engine derives validation and storage
+ * access from them.
+ */
+
+export const OPERATIONS = ['View', 'Create', 'Update', 'Delete'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+/** Reorder is implied by `index_by` rather than listed in `operations`. */
+export type ExecutableOperation = Operation | 'Reorder';
+
+export const STRING_KINDS = [
+  'normal',
+  'textarea',
+  'uuid',
+  'timestamp',
+  'interval',
+  'user',
+  'role',
+  'channel',
+  'permission',
+] as const;
+export type StringKind = (typeof STRING_KINDS)[number];
+
+export interface StringType {
+  type: 'String';
+  kind: StringKind;
+  min_length?: number;
+  max_length?: number;
+  /** Empty: any value. */
+  allowed_values?: string[];
+  /** Offered by clients; any value is still accepted. */
+  suggestions?: string[];
+}
+
+export interface NumberType {
+  type: 'Integer' | 'Float';
+  min?: number;
+  max?: number;
+}
+
+export interface BooleanType {
+  type: 'Boolean';
+}
+
+/** A bitfield; `values` names each bit (`{MENTIONS: 1, LINKS: 2}`). */
+export interface BitFlagType {
+  type: 'BitFlag';
+  values: Record<string, number>;
+}
+
+export interface JsonType {
+  type: 'Json';
+  style: string;
+}
+
+export type InnerColumnType = StringType | NumberType | BooleanType | BitFlagType | JsonType;
+
+export type WidgetType =
+  | { type: 'Info' | 'Warning'; message: string }
+  | { type: 'Button'; label: string; operation: Operation };
+
+export type ColumnType =
+  | { type: 'Scalar'; inner: InnerColumnType }
+  | { type: 'Array'; inner: InnerColumnType }
+  | { type: 'Widget'; inner: WidgetType };
+
+export interface ColumnSchema {
+  id: string;
+  name: string;
+  description: string;
+  placeholder: string | null;
+  nullable: boolean;
+  primary_key: boolean;
+  /** Operations for which clients hide the column (a column hidden on View is never returned). */
+  hidden: Operation[];
+  /** Operations for which the column cannot be set; a value sent anyway is ignored. */
+  readonly: Operation[];
+  column_type: ColumnType;
+}
+
+export interface SettingSchema {
+  id: string;
+  name: string;
+  description: string;
+  icon: string;
+  /** An Integer column that orders the rows; enables the `Reorder` operation. */
+  index_by: string | null;
+  columns: ColumnSchema[];
+  operations: Operation[];
+  /** `{{column}}` templates rendered by clients (README, "Settings"). */
+  title_template: string;
+  view_template: string;
+  postsend_template: string;
+  footer: { end_text: string } | null;
+}
+
+/** An array column holds at most this many items. */
+export const MAX_ARRAY_ITEMS = 100;
+/** A String column without `max_length` holds at most this many characters. */
+export const DEFAULT_MAX_STRING_LENGTH = 4000;
+/** BitFlag columns validate as the set of their combinations, so they stay small. */
+export const MAX_BITFLAG_VALUES = 8;
+
+export function isStored(column: ColumnSchema): boolean {
+  return column.column_type.type !== 'Widget';
+}
+
+export function primaryKeyOf(schema: SettingSchema): ColumnSchema[] {
+  return schema.columns.filter((column) => column.primary_key);
+}
+
+/** The `{{column}}` placeholders of a template. */
+export function templateColumns(template: string): string[] {
+  return [...template.matchAll(/\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g)].map((match) => match[1]);
+}

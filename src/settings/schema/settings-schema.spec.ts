@@ -1,0 +1,450 @@
+import type { ErrorDetail } from 'src/common/errors/app.exception';
+import { FieldsValidator } from 'src/settings/schema/fields-validator';
+import { catalogSchemaProblems, schemaProblems } from 'src/settings/schema/schema-checks';
+import type { ColumnSchema, SettingSchema } from 'src/settings/schema/setting-schema';
+import { bitCombinations, validationSchema } from 'src/settings/schema/validation-schema';
+
+const column = (overrides: Partial<ColumnSchema> & Pick<ColumnSchema, 'id'>): ColumnSchema => ({
+  name: overrides.id,
+  description: `The ${overrides.id}`,
+  placeholder: null,
+  nullable: false,
+  primary_key: false,
+  hidden: [],
+  readonly: [],
+  column_type: { type: 'Scalar', inner: { type: 'String', kind: 'normal' } },
+  ...overrides,
+});
+
+/** A setting that uses every column type. */
+const EXAMPLE: SettingSchema = {
+  id: 'example',
+  name: 'Example',
+  description: 'Every column type',
+  icon: 'mdi:cog',
+  index_by: 'position',
+  operations: ['View', 'Create', 'Update', 'Delete'],
+  title_template: '{{name}}',
+  view_template: '{{name}} in {{channel}}',
+  postsend_template: 'Saved {{name}}',
+  footer: { end_text: 'Drag to reorder' },
+  columns: [
+    column({
+      id: 'id',
+      primary_key: true,
+      readonly: ['Create', 'Update'],
+      column_type: { type: 'Scalar', inner: { type: 'String', kind: 'uuid' } },
+    }),
+    column({
+      id: 'name',
+      column_type: {
+        type: 'Scalar',
+        inner: { type: 'String', kind: 'normal', min_length: 2, max_length: 10 },
+      },
+    }),
+    column({
+      id: 'channel',
+      nullable: true,
+      column_type: { type: 'Scalar', inner: { type: 'String', kind: 'channel' } },
+    }),
+    column({
+      id: 'mode',
+      column_type: {
+        type: 'Scalar',
+        inner: { type: 'String', kind: 'normal', allowed_values: ['strict', 'lenient'] },
+      },
+    }),
+    column({
+      id: 'events',
+      column_type: {
+        type: 'Array',
+        inner: { type: 'String', kind: 'normal', allowed_values: ['ban', 'kick'] },
+      },
+    }),
+    column({ id: 'position', column_type: { type: 'Scalar', inner: { type: 'Integer', min: 0 } } }),
+    column({
+      id: 'ratio',
+      nullable: true,
+      column_type: { type: 'Scalar', inner: { type: 'Float', min: 0, max: 1 } },
+    }),
+    column({ id: 'enabled', column_type: { type: 'Scalar', inner: { type: 'Boolean' } } }),
+    column({
+      id: 'checks',
+      column_type: { type: 'Scalar', inner: { type: 'BitFlag', values: { A: 1, B: 2, C: 8 } } },
+    }),
+    column({
+      id: 'extra',
+      nullable: true,
+      column_type: { type: 'Scalar', inner: { type: 'Json', style: 'json' } },
+    }),
+    column({
+      id: 'created_at',
+      readonly: ['Create', 'Update'],
+      column_type: { type: 'Scalar', inner: { type: 'String', kind: 'timestamp' } },
+    }),
+    column({
+      id: 'secret_note',
+      nullable: true,
+      hidden: ['View'],
+      column_type: { type: 'Scalar', inner: { type: 'String', kind: 'textarea' } },
+    }),
+    column({
+      id: 'about',
+      column_type: { type: 'Widget', inner: { type: 'Info', message: 'What this does' } },
+    }),
+  ],
+};
+
+const VALID_CREATE = {
+  name: 'alpha',
+  channel: '1100000000000000124',
+  mode: 'strict',
+  events: ['ban'],
+  position: 3,
+  enabled: true,
+  checks: 9,
+};
+
+describe('setting declarations', () => {
+  it('accepts a consistent declaration', () => {
+    expect(schemaProblems(EXAMPLE)).toEqual([]);
+  });
+
+  const broken = (change: Partial<SettingSchema>): string[] =>
+    schemaProblems({ ...EXAMPLE, ...change });
+  const withColumns = (...columns: ColumnSchema[]): string[] => broken({ columns, index_by: null });
+  const pk = column({ id: 'id', primary_key: true });
+
+  it.each([
+    ['an unknown index_by', () => broken({ index_by: 'nope' }), 'index_by "nope" is not a column'],
+    [
+      'an index_by that is not an integer',
+      () => broken({ index_by: 'name' }),
+      'must be a Scalar Integer column',
+    ],
+    ['no primary key', () => withColumns(column({ id: 'a' })), 'no primary key column'],
+    [
+      'duplicate column ids',
+      () => withColumns(pk, column({ id: 'a' }), column({ id: 'a' })),
+      'column "a" is declared twice',
+    ],
+    [
+      'a Widget as primary key',
+      () =>
+        withColumns(
+          pk,
+          column({
+            id: 'w',
+            primary_key: true,
+            column_type: { type: 'Widget', inner: { type: 'Info', message: 'x' } },
+          }),
+        ),
+      'a Widget cannot be a primary key',
+    ],
+    [
+      'a nullable primary key',
+      () => withColumns(column({ id: 'id', primary_key: true, nullable: true })),
+      'a primary key column cannot be nullable',
+    ],
+    [
+      'an Array primary key',
+      () =>
+        withColumns(
+          column({
+            id: 'id',
+            primary_key: true,
+            column_type: { type: 'Array', inner: { type: 'String', kind: 'normal' } },
+          }),
+        ),
+      'a primary key column cannot be an Array',
+    ],
+    [
+      'an unknown operation',
+      () => broken({ operations: ['View', 'Patch' as never] }),
+      '"Patch" is not an operation',
+    ],
+    ['no View', () => broken({ operations: ['Create'] }), 'every setting offers View'],
+    [
+      'a template naming a missing column',
+      () => broken({ view_template: '{{nope}}' }),
+      'view_template refers to "nope"',
+    ],
+    ['an uppercase id', () => broken({ id: 'Bad' }), 'the id must be lowercase'],
+    [
+      'an unknown String kind',
+      () =>
+        withColumns(
+          pk,
+          column({
+            id: 'a',
+            column_type: { type: 'Scalar', inner: { type: 'String', kind: 'email' as never } },
+          }),
+        ),
+      '"email" is not a String kind',
+    ],
+    [
+      'min_length above max_length',
+      () =>
+        withColumns(
+          pk,
+          column({
+            id: 'a',
+            column_type: {
+              type: 'Scalar',
+              inner: { type: 'String', kind: 'normal', min_length: 5, max_length: 2 },
+            },
+          }),
+        ),
+      'min_length exceeds max_length',
+    ],
+    [
+      'a BitFlag value that is not one bit',
+      () =>
+        withColumns(
+          pk,
+          column({
+            id: 'a',
+            column_type: { type: 'Scalar', inner: { type: 'BitFlag', values: { A: 3 } } },
+          }),
+        ),
+      '3 is not a single bit',
+    ],
+    [
+      'a BitFlag with too many values',
+      () =>
+        withColumns(
+          pk,
+          column({
+            id: 'a',
+            column_type: {
+              type: 'Scalar',
+              inner: {
+                type: 'BitFlag',
+                values: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`F${i}`, 2 ** i])),
+              },
+            },
+          }),
+        ),
+      'a BitFlag has at most 8 values',
+    ],
+    [
+      'hidden naming an unknown operation',
+      () => withColumns(column({ id: 'id', primary_key: true, hidden: ['Show' as never] })),
+      '"Show" is not an operation',
+    ],
+  ])('refuses %s', (_name, problems, expected) => {
+    expect(problems().some((problem) => problem.includes(expected))).toBe(true);
+  });
+
+  it('refuses two modules declaring one id', () => {
+    expect(catalogSchemaProblems([EXAMPLE, EXAMPLE])).toContain('example: declared by two modules');
+  });
+});
+
+describe('validation_template', () => {
+  const document = validationSchema(EXAMPLE);
+  const defs = document.$defs as Record<
+    string,
+    { required?: string[]; properties?: Record<string, unknown> }
+  >;
+
+  it('is a JSON Schema 2020-12 document with one definition per operation and Reorder', () => {
+    expect(document.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(Object.keys(defs).sort()).toEqual(['Create', 'Delete', 'Reorder', 'Update', 'View']);
+  });
+
+  it('requires what each operation needs', () => {
+    expect(defs.Create.required?.sort()).toEqual(
+      ['name', 'mode', 'events', 'position', 'enabled', 'checks'].sort(),
+    );
+    expect(defs.Update.required).toEqual(['id']);
+    expect(defs.Delete.required).toEqual(['id']);
+    expect(Object.keys(defs.Delete.properties ?? {})).toEqual(['id']);
+  });
+
+  it('leaves columns hidden on View out of the View filters, and widgets out of everything', () => {
+    expect(Object.keys(defs.View.properties ?? {})).not.toContain('secret_note');
+    expect(Object.keys(defs.View.properties ?? {})).toContain('limit');
+    for (const def of Object.values(defs)) {
+      expect(Object.keys(def.properties ?? {})).not.toContain('about');
+    }
+  });
+
+  it('lists every combination of a BitFlag', () => {
+    expect(bitCombinations([1, 2, 8])).toEqual([0, 1, 2, 3, 8, 9, 10, 11]);
+  });
+});
+
+describe('fields validation', () => {
+  const validator = new FieldsValidator(EXAMPLE);
+  const failures = (
+    operation: 'View' | 'Create' | 'Update' | 'Delete' | 'Reorder',
+    fields: unknown,
+  ): ErrorDetail[] => {
+    const result = validator.check(operation, fields);
+    return result.ok ? [] : result.details;
+  };
+
+  it('accepts valid fields and drops read-only values', () => {
+    const result = validator.check('Create', {
+      ...VALID_CREATE,
+      id: 'ignored-on-create',
+      created_at: 'ignored',
+    });
+    expect(result).toEqual({ ok: true, fields: VALID_CREATE });
+  });
+
+  it.each([
+    [
+      'a missing required field',
+      'Create',
+      { ...VALID_CREATE, name: undefined },
+      'name',
+      'name is required for Create',
+    ],
+    [
+      'an unknown field',
+      'Create',
+      { ...VALID_CREATE, color: 'red' },
+      'color',
+      'color is not a field of example',
+    ],
+    [
+      'a wrong type',
+      'Create',
+      { ...VALID_CREATE, enabled: 'yes' },
+      'enabled',
+      'enabled must be boolean',
+    ],
+    [
+      'null in a non-nullable column',
+      'Create',
+      { ...VALID_CREATE, name: null },
+      'name',
+      'name must be string',
+    ],
+    [
+      'a string too short',
+      'Create',
+      { ...VALID_CREATE, name: 'a' },
+      'name',
+      'name must NOT have fewer than 2 characters',
+    ],
+    [
+      'a string too long',
+      'Create',
+      { ...VALID_CREATE, name: 'x'.repeat(11) },
+      'name',
+      'name must NOT have more than 10 characters',
+    ],
+    [
+      'a value outside allowed_values',
+      'Create',
+      { ...VALID_CREATE, mode: 'chaos' },
+      'mode',
+      'mode must be one of "strict", "lenient"',
+    ],
+    [
+      'an array item outside allowed_values',
+      'Create',
+      { ...VALID_CREATE, events: ['ban', 'mute'] },
+      'events.1',
+      'events.1 must be one of "ban", "kick"',
+    ],
+    [
+      'an array over 100 items',
+      'Create',
+      { ...VALID_CREATE, events: Array(101).fill('ban') },
+      'events',
+      'events must NOT have more than 100 items',
+    ],
+    [
+      'a bit that is not a flag',
+      'Create',
+      { ...VALID_CREATE, checks: 4 },
+      'checks',
+      'checks may only combine the flags A (1), B (2), C (8)',
+    ],
+    [
+      'a channel that is not a snowflake',
+      'Create',
+      { ...VALID_CREATE, channel: 'general' },
+      'channel',
+      'channel must be a channel id (a snowflake)',
+    ],
+    [
+      'an integer below its minimum',
+      'Create',
+      { ...VALID_CREATE, position: -1 },
+      'position',
+      'position must be >= 0',
+    ],
+    [
+      'a fraction in an integer column',
+      'Create',
+      { ...VALID_CREATE, position: 1.5 },
+      'position',
+      'position must be integer',
+    ],
+    [
+      'a float above its maximum',
+      'Create',
+      { ...VALID_CREATE, ratio: 2 },
+      'ratio',
+      'ratio must be <= 1',
+    ],
+    [
+      'Update without the primary key',
+      'Update',
+      { name: 'beta' },
+      'id',
+      'id is required for Update',
+    ],
+    ['a primary key that is not a UUID', 'Delete', { id: 'nope' }, 'id', 'id must be a UUID'],
+    [
+      'Delete with other fields',
+      'Delete',
+      { id: '0f8fad5b-d9cb-469f-a165-70867728950e', name: 'x' },
+      'name',
+      'name cannot be sent with Delete',
+    ],
+    ['a View limit over 100', 'View', { limit: 101 }, 'limit', 'limit must be <= 100'],
+    [
+      'a View filter on a hidden column',
+      'View',
+      { secret_note: 'x' },
+      'secret_note',
+      'secret_note cannot be sent with View',
+    ],
+    ['fields that are not an object', 'Create', ['name'], 'fields', 'fields must be object'],
+    [
+      'Reorder without the index',
+      'Reorder',
+      [{ id: '0f8fad5b-d9cb-469f-a165-70867728950e' }],
+      '0.position',
+      '0.position is required for Reorder',
+    ],
+    ['an empty Reorder', 'Reorder', [], 'fields', 'fields must NOT have fewer than 1 items'],
+  ] as const)('reports %s', (_name, operation, fields, field, message) => {
+    expect(failures(operation, fields)).toContainEqual({ field, message });
+  });
+
+  it('reports every failure at once', () => {
+    const details = failures('Create', { name: 'a', mode: 'chaos', enabled: 'no', surprise: 1 });
+    expect(details.map((d) => d.field).sort()).toEqual(
+      ['checks', 'enabled', 'events', 'mode', 'name', 'position', 'surprise'].sort(),
+    );
+  });
+
+  it('accepts null in nullable columns', () => {
+    expect(
+      validator.check('Create', { ...VALID_CREATE, channel: null, ratio: null, extra: null }).ok,
+    ).toBe(true);
+  });
+
+  it('accepts any JSON in a Json column', () => {
+    expect(
+      validator.check('Create', { ...VALID_CREATE, extra: { deep: [1, { a: null }] } }).ok,
+    ).toBe(true);
+  });
+});
