@@ -15,6 +15,7 @@ import { CommandsModule } from 'src/commands/commands.module';
 import { GuildsModule } from 'src/guilds/guilds.module';
 import { HealthModule } from 'src/health/health.module';
 import { PlatformModule } from 'src/platform/platform.module';
+import { SettingsModule } from 'src/settings/settings.module';
 import { StatsModule } from 'src/stats/stats.module';
 
 /** The application root: built from an already validated configuration. */
@@ -34,6 +35,7 @@ export class AppModule {
         GuildsModule,
         StatsModule,
         CommandsModule,
+        SettingsModule,
         HealthModule,
       ],
       providers: [

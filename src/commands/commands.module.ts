@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { COMMAND_CATALOG } from 'src/commands/command-catalog';
 import { CommandSyncService } from 'src/commands/command-sync.service';
 import { CommandsController } from 'src/commands/commands.controller';
+import { CommandsSetting } from 'src/commands/commands.setting';
 import { COMMAND_DECLARATIONS, CommandsService } from 'src/commands/commands.service';
 
 /** The bot's built-in command catalog: `GET /bot-state` and the platform sync. */
@@ -11,6 +12,7 @@ import { COMMAND_DECLARATIONS, CommandsService } from 'src/commands/commands.ser
     { provide: COMMAND_DECLARATIONS, useValue: COMMAND_CATALOG },
     CommandsService,
     CommandSyncService,
+    CommandsSetting,
   ],
   exports: [CommandsService, CommandSyncService],
 })

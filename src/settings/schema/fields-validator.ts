@@ -64,7 +64,10 @@ export class FieldsValidator {
     return Object.fromEntries(
       Object.entries(fields as Record<string, unknown>).filter(([id]) => {
         const column = this.columns.get(id);
-        return column !== undefined && isStored(column) && !column.readonly.includes(operation);
+        if (column === undefined || !isStored(column)) return false;
+        // On Update a primary key names the row even where it cannot be changed.
+        if (column.primary_key && operation === 'Update') return true;
+        return !column.readonly.includes(operation);
       }),
     );
   }

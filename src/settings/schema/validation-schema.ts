@@ -55,8 +55,11 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
   const required: string[] = [];
   switch (operation) {
     case 'View':
+      // Filters match a column's value exactly: single values only.
       for (const column of stored) {
-        if (!column.hidden.includes('View')) properties[column.id] = valueSchema(column);
+        if (!column.hidden.includes('View') && isFilterable(column)) {
+          properties[column.id] = valueSchema(column);
+        }
       }
       properties.limit = { type: 'integer', minimum: 1, maximum: MAX_VIEW_LIMIT };
       properties.offset = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
@@ -78,6 +81,11 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
       }
   }
   return { type: 'object', properties, required, additionalProperties: false };
+}
+
+function isFilterable(column: ColumnSchema): boolean {
+  const type = column.column_type;
+  return type.type === 'Scalar' && type.inner.type !== 'Json';
 }
 
 function reorderSchema(schema: SettingSchema, indexBy: string): JsonSchema {

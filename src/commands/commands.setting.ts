@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { COMMAND_NAMES } from 'src/commands/command-catalog';
+import { CommandConfigEntity } from 'src/commands/command-config.entity';
+import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import {
+  DeclareSetting,
+  type SettingDefinition,
+  type SettingProvider,
+} from 'src/settings/setting-definition';
+
+/** Per-guild configuration of the bot's built-in commands. */
+@DeclareSetting()
+@Injectable()
+export class CommandsSetting implements SettingProvider {
+  readonly definition: SettingDefinition = {
+    group: 'commands',
+    entity: CommandConfigEntity,
+    schema: {
+      id: 'commands',
+      name: 'Commands',
+      description: 'Turn built-in commands on or off, and limit who may use them and where.',
+      icon: 'mdi:slash-forward-box',
+      index_by: null,
+      operations: ['View', 'Create', 'Update', 'Delete'],
+      columns: [
+        scalar('command', 'Command', text('normal', { allowed_values: [...COMMAND_NAMES] }), {
+          description: 'A command of the catalog (GET /bot-state)',
+          primaryKey: true,
+        }),
+        scalar(
+          'enabled',
+          'Enabled',
+          { type: 'Boolean' },
+          { description: 'Whether the command runs here' },
+        ),
+        array('allowed_roles', 'Allowed roles', text('role'), {
+          description: 'Only these roles may use it (empty: everyone allowed by Discord)',
+        }),
+        array('disabled_channels', 'Disabled channels', text('channel'), {
+          description: 'Channels where it does not run',
+        }),
+        ...auditColumns(),
+      ],
+      title_template: '{{command}}',
+      view_template: '{{command}}: {{enabled}}',
+      postsend_template: 'Command {{command}} saved',
+      footer: null,
+    },
+  };
+}

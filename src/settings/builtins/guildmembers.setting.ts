@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { canonicalPerms } from 'src/settings/builtins/guildroles.setting';
+import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { verifyMemberOverrideChange } from 'src/settings/permissions/edit-checks';
+import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
+import {
+  DeclareSetting,
+  type SettingDefinition,
+  type SettingProvider,
+  type SettingRow,
+} from 'src/settings/setting-definition';
+
+/** Permission strings given to one member directly, on top of their roles' entries. */
+@DeclareSetting()
+@Injectable()
+export class GuildMembersSetting implements SettingProvider {
+  readonly definition: SettingDefinition = {
+    group: 'permissions',
+    entity: GuildMemberEntity,
+    schema: {
+      id: 'guildmembers',
+      name: 'Member permissions',
+      description:
+        "Permission overrides for single members. They rank between the roles' entries with a positive index and those with a negative one.",
+      icon: 'mdi:account-key',
+      index_by: null,
+      operations: ['View', 'Create', 'Update', 'Delete'],
+      columns: [
+        scalar('user_id', 'Member', text('user'), { description: 'The member', primaryKey: true }),
+        array('perm_overrides', 'Permission overrides', text('permission'), {
+          description: 'Permission strings, e.g. rpc.kick, ~guildroles.delete',
+          placeholder: 'rpc.kick',
+        }),
+        ...auditColumns(),
+      ],
+      title_template: 'Member {{user_id}}',
+      view_template: '{{user_id}}: {{perm_overrides}}',
+      postsend_template: 'Overrides of member {{user_id}} saved',
+      footer: null,
+    },
+    prepare: canonicalPerms('perm_overrides'),
+    authorize: async ({ operation, fields, current, guild, author, memberOf }) => {
+      const row = fields as SettingRow;
+      const target = await memberOf(row.user_id as string);
+      if (operation === 'Delete')
+        return verifyMemberOverrideChange(guild, author, target, { op: 'Delete' });
+      if (operation !== 'Create' && operation !== 'Update') return { allowed: true };
+      const overrides = (row.perm_overrides ?? current[0]?.perm_overrides ?? []) as string[];
+      return verifyMemberOverrideChange(guild, author, target, { op: operation, overrides });
+    },
+  };
+}

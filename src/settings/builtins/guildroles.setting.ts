@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { verifyRoleEntryChange, type RoleEdit } from 'src/settings/permissions/edit-checks';
+import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
+import { canonicalize } from 'src/settings/permissions/permission-string';
+import {
+  DeclareSetting,
+  type AuthorizationRequest,
+  type SettingDefinition,
+  type SettingProvider,
+  type SettingRow,
+} from 'src/settings/setting-definition';
+
+/** Permission strings granted to everyone holding a Discord role, ranked by `index`. */
+@DeclareSetting()
+@Injectable()
+export class GuildRolesSetting implements SettingProvider {
+  readonly definition: SettingDefinition = {
+    group: 'permissions',
+    entity: GuildRoleEntity,
+    schema: {
+      id: 'guildroles',
+      name: 'Role permissions',
+      description:
+        "The bot's permissions each Discord role grants. A lower index ranks higher: it wins conflicts and may manage the entries below it.",
+      icon: 'mdi:shield-account',
+      index_by: 'index',
+      operations: ['View', 'Create', 'Update', 'Delete'],
+      columns: [
+        scalar('role_id', 'Role', text('role'), {
+          description: 'The Discord role',
+          primaryKey: true,
+        }),
+        array('perms', 'Permissions', text('permission'), {
+          description: 'Permission strings, e.g. guildroles.view, rpc.*, ~rpc.ban',
+          placeholder: 'guildroles.view',
+        }),
+        scalar(
+          'index',
+          'Index',
+          { type: 'Integer', min: -1000, max: 1000 },
+          {
+            description: 'Rank: a lower index is more senior',
+          },
+        ),
+        ...auditColumns(),
+      ],
+      title_template: 'Role {{role_id}}',
+      view_template: '{{role_id}}: {{perms}} (index {{index}})',
+      postsend_template: 'Permissions of role {{role_id}} saved',
+      footer: { end_text: 'Drag entries to change their rank; the top one is the most senior.' },
+    },
+    prepare: canonicalPerms('perms'),
+    authorize: (request) => verifyRoleEntryChange(request.guild, request.author, roleEdit(request)),
+  };
+}
+
+function roleEdit({ operation, fields, current }: AuthorizationRequest): RoleEdit {
+  if (operation === 'Reorder') {
+    const items = fields as { role_id: string; index: number }[];
+    return {
+      op: 'Reorder',
+      items: items.map((item) => ({ roleId: item.role_id, index: item.index })),
+    };
+  }
+  const row = fields as SettingRow;
+  const roleId = row.role_id as string;
+  if (operation === 'Delete') return { op: 'Delete', roleId };
+  if (operation === 'View') return { op: 'View' };
+  const stored = current[0] ?? {};
+  return {
+    op: operation,
+    roleId,
+    index: (row.index ?? stored.index) as number,
+    perms: (row.perms ?? stored.perms ?? []) as string[],
+  };
+}
+
+/** Stores permission strings in their canonical form (`test` → `global.test`). */
+export function canonicalPerms(columnId: string): (fields: SettingRow) => SettingRow {
+  return (fields) =>
+    Array.isArray(fields[columnId])
+      ? { ...fields, [columnId]: [...new Set((fields[columnId] as string[]).map(canonicalize))] }
+      : fields;
+}

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { PermissionFlagsBits as P } from 'discord-api-types/v10';
+import {
+  array,
+  auditColumns,
+  info,
+  profileColumn,
+  scalar,
+  text,
+} from 'src/settings/builtins/columns';
+import { LockdownSettingsEntity } from 'src/settings/builtins/lockdown-settings.entity';
+import {
+  DeclareSetting,
+  type SettingDefinition,
+  type SettingProvider,
+} from 'src/settings/setting-definition';
+
+/** The guild's lockdown configuration (one entry, `default`). */
+@DeclareSetting()
+@Injectable()
+export class LockdownSettingsSetting implements SettingProvider {
+  readonly definition: SettingDefinition = {
+    group: 'moderation',
+    entity: LockdownSettingsEntity,
+    schema: {
+      id: 'lockdown_settings',
+      name: 'Lockdown',
+      description:
+        'Which roles a lockdown silences, and how strictly the channel layout is checked.',
+      icon: 'mdi:lock',
+      index_by: null,
+      operations: ['View', 'Create', 'Update', 'Delete'],
+      columns: [
+        profileColumn(),
+        info(
+          'about',
+          'What a lockdown does',
+          'A lockdown removes Send Messages from the member roles in every channel until it ends. The bot needs Manage Channels and Manage Roles.',
+        ),
+        array('member_roles', 'Member roles', text('role'), {
+          description: 'The roles silenced during a lockdown',
+        }),
+        scalar(
+          'require_correct_layout',
+          'Require correct layout',
+          { type: 'Boolean' },
+          {
+            description:
+              'Refuse to lock down when channel permissions differ from what the bot expects',
+          },
+        ),
+        ...auditColumns(),
+      ],
+      title_template: 'Lockdown ({{id}})',
+      view_template: 'Silences {{member_roles}}',
+      postsend_template: 'Lockdown settings saved',
+      footer: null,
+    },
+    botNeeds: { guild: P.ManageChannels | P.ManageRoles },
+  };
+}

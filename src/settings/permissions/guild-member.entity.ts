@@ -1,0 +1,12 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { SettingRowEntity } from 'src/settings/setting-row';
+
+/** A `guildmembers` entry: permission strings given to one member directly. */
+@Entity({ name: 'guild_members' })
+export class GuildMemberEntity extends SettingRowEntity {
+  @PrimaryColumn({ type: 'varchar', length: 20 })
+  user_id!: string;
+
+  @Column({ type: 'jsonb' })
+  perm_overrides!: string[];
+}

@@ -1,0 +1,16 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { SettingRowEntity } from 'src/settings/setting-row';
+
+/** A `guildroles` entry: the permission strings a Discord role grants, and its rank (`index`). */
+@Entity({ name: 'guild_roles' })
+export class GuildRoleEntity extends SettingRowEntity {
+  @PrimaryColumn({ type: 'varchar', length: 20 })
+  role_id!: string;
+
+  @Column({ type: 'jsonb' })
+  perms!: string[];
+
+  /** A lower index ranks higher. */
+  @Column({ type: 'integer' })
+  index!: number;
+}

@@ -1,0 +1,58 @@
+import { DiscoveryService } from '@nestjs/core';
+import type { EntityManager, ObjectLiteral } from 'typeorm';
+import type {
+  EditCheck,
+  PermissionGuild,
+  PermissionMember,
+} from 'src/settings/permissions/edit-checks';
+import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/setting-schema';
+
+/** A stored row as the API shows it: column id → value. */
+export type SettingRow = Record<string, unknown>;
+
+/** What a setting's own authorization rule is told about an operation. */
+export interface AuthorizationRequest {
+  operation: ExecutableOperation;
+  /** The validated fields (read-only values removed). */
+  fields: unknown;
+  /** The rows the operation changes, as stored before it (empty for Create). */
+  current: SettingRow[];
+  guild: PermissionGuild;
+  author: PermissionMember;
+  /** Loads another member's permission data (for rules about a target member). */
+  memberOf: (userId: string) => Promise<PermissionMember>;
+  manager: EntityManager;
+}
+
+/**
+ * A setting as a module declares it: the schema, the TypeORM entity that stores its rows (one
+ * property per stored column, named as the column, plus `guild_id`), and what the engine cannot
+ * derive from the schema. Everything else (validation, permissions, references, storage, audit)
+ * is the engine's.
+ */
+export interface SettingDefinition {
+  /** The group key in `GET /guilds/{id}/settings`: the declaring module. */
+  group: string;
+  schema: SettingSchema;
+  entity: new () => ObjectLiteral;
+  /** How View orders rows (default: `index_by`, then the primary key). */
+  order?: Record<string, 'ASC' | 'DESC'>;
+  /** Discord permissions the bot must hold for the setting to work. */
+  botNeeds?: {
+    /** Guild-level permissions (e.g. Manage Channels for a lockdown). */
+    guild?: bigint;
+    /** Permissions in the channel each named column refers to (e.g. a log sink channel). */
+    channelColumns?: Record<string, bigint>;
+  };
+  /** Rewrites validated fields before they are checked and stored (e.g. canonical permissions). */
+  prepare?(fields: SettingRow): SettingRow;
+  /** A rule beyond `<setting>.<operation>` (e.g. the role hierarchy); runs in the transaction. */
+  authorize?(request: AuthorizationRequest): Promise<EditCheck> | EditCheck;
+}
+
+/** Marks a provider whose `definition` the settings engine serves (`@DeclareSetting()`). */
+export const DeclareSetting = DiscoveryService.createDecorator<void>();
+
+export interface SettingProvider {
+  readonly definition: SettingDefinition;
+}

@@ -1,0 +1,47 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { Auth } from 'src/common/decorators/auth.decorator';
+import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
+import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
+import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
+import { SettingsService } from 'src/settings/settings.service';
+
+@ApiTags('settings')
+@Auth()
+@Controller('guilds/:guild_id/settings')
+export class SettingsController {
+  constructor(private readonly settings: SettingsService) {}
+
+  @Get()
+  @ApiOperation({
+    summary: "Every module's settings (schemas and templates); membership is not required",
+  })
+  @ApiOkResponse({
+    description: '`{"<group>": {"type": "Ok", "data": [Setting]}}`',
+    schema: { type: 'object', additionalProperties: { type: 'object' } },
+  })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
+  list(
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+  ): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
+    return this.settings.list(guildId);
+  }
+
+  @Post()
+  @HttpCode(HttpStatus.OK)
+  @RateLimit('settings-write')
+  @ApiOperation({ summary: 'Run a setting operation: View, Create, Update, Delete or Reorder' })
+  @ApiOkResponse({ type: SettingResultDto })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
+  execute(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @Body() body: ExecuteSettingDto,
+  ): Promise<SettingResultDto> {
+    return this.settings.execute(guildId, session.userId, body);
+  }
+}

@@ -1,0 +1,41 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { GuildsModule } from 'src/guilds/guilds.module';
+import { AuditlogSinksSetting } from 'src/settings/builtins/auditlog-sinks.setting';
+import { GuildMembersSetting } from 'src/settings/builtins/guildmembers.setting';
+import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
+import { LockdownSettingsSetting } from 'src/settings/builtins/lockdown-settings.setting';
+import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
+import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
+import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
+import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
+import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
+import { SettingsController } from 'src/settings/settings.controller';
+import { SettingsRegistry } from 'src/settings/settings-registry';
+import { SettingsService } from 'src/settings/settings.service';
+
+/**
+ * The settings engine and the built-in settings. Other modules declare settings of their own with
+ * `@DeclareSetting()` providers; the registry finds them at boot.
+ */
+@Module({
+  imports: [
+    DiscoveryModule,
+    GuildsModule,
+    TypeOrmModule.forFeature([GuildRoleEntity, GuildMemberEntity]),
+  ],
+  controllers: [SettingsController],
+  providers: [
+    SettingsRegistry,
+    SettingsService,
+    MemberPermissionsService,
+    GuildRolesSetting,
+    GuildMembersSetting,
+    AuditlogSinksSetting,
+    LockdownSettingsSetting,
+    ProtectionSetting,
+    SettingsHistorySetting,
+  ],
+})
+export class SettingsModule {}

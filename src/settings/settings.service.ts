@@ -1,0 +1,411 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager, type ObjectLiteral } from 'typeorm';
+import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
+import { missingPermissions, permissionNames } from 'src/guilds/permissions';
+import {
+  memberPermissions,
+  type PermissionGuild,
+  type PermissionMember,
+} from 'src/settings/permissions/edit-checks';
+import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
+import { hasPerm } from 'src/settings/permissions/permission-string';
+import type { SettingRow } from 'src/settings/setting-definition';
+import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
+import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
+import {
+  isStored,
+  primaryKeyOf,
+  type ColumnSchema,
+  type ExecutableOperation,
+} from 'src/settings/schema/setting-schema';
+import { MAX_VIEW_LIMIT } from 'src/settings/schema/validation-schema';
+import { denialMessage } from 'src/settings/settings-denials';
+
+export interface SettingResult {
+  type: 'Ok';
+  data: unknown;
+}
+
+interface Caller {
+  context: GuildContext;
+  guild: PermissionGuild;
+  author: PermissionMember;
+}
+
+const AUTO_COLUMNS = ['created_at', 'created_by', 'last_updated_at', 'last_updated_by'] as const;
+
+/**
+ * The settings engine (DESIGN §7): for any declared setting, checks the operation, the caller's
+ * `<setting>.<operation>` permission, the fields (its validation_template), references against the
+ * live guild and the bot's permissions, then applies the change in one transaction with an audit
+ * row, and answers `{type: "Ok", data}`.
+ */
+@Injectable()
+export class SettingsService {
+  constructor(
+    private readonly registry: SettingsRegistry,
+    private readonly guilds: GuildAccessService,
+    private readonly permissions: MemberPermissionsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /** Every module's settings, for a guild the bot is in (membership not required). */
+  async list(guildId: string): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
+    await this.guilds.guildContext(guildId);
+    const groups: Record<string, { type: 'Ok'; data: unknown[] }> = {};
+    for (const setting of this.registry.all()) {
+      groups[setting.group] ??= { type: 'Ok', data: [] };
+      groups[setting.group].data.push({
+        ...setting.schema,
+        validation_template: setting.validationTemplate,
+      });
+    }
+    return groups;
+  }
+
+  async execute(
+    guildId: string,
+    userId: string,
+    request: { setting: string; operation: ExecutableOperation; fields: unknown },
+  ): Promise<SettingResult> {
+    const setting = this.registry.get(request.setting);
+    if (!setting) throw new AppException(ErrorCode.NotFound, `Unknown setting ${request.setting}`);
+    const operation = request.operation;
+    if (!offers(setting, operation)) {
+      const message = `${setting.schema.id} does not offer ${operation}`;
+      throw new AppException(ErrorCode.BadRequest, message, [{ field: 'operation', message }]);
+    }
+    const caller = await this.caller(guildId, userId);
+    const permission = `${setting.schema.id}.${operation.toLowerCase()}`;
+    if (!hasPerm(memberPermissions(caller.guild, caller.author), permission)) {
+      throw new AppException(
+        ErrorCode.Restricted,
+        `You need the permission ${permission} in this guild`,
+      );
+    }
+    const checked = setting.validator.check(operation, request.fields);
+    if (!checked.ok) throw invalid(checked.details);
+    if (setting.prepare && operation !== 'View') {
+      checked.fields = Array.isArray(checked.fields)
+        ? (checked.fields as SettingRow[]).map((row) => setting.prepare?.(row) ?? row)
+        : setting.prepare(checked.fields as SettingRow);
+    }
+    if (operation !== 'View' && operation !== 'Delete') {
+      const problems = [
+        ...referenceProblems(setting, caller.context, checked.fields),
+        ...botProblems(setting, caller.context, checked.fields),
+      ];
+      if (problems.length > 0) throw invalid(problems);
+    }
+    if (operation === 'View') {
+      return { type: 'Ok', data: await this.view(setting, guildId, checked.fields) };
+    }
+    const data = await this.dataSource.transaction((manager) =>
+      this.change(manager, setting, caller, operation, checked.fields),
+    );
+    return { type: 'Ok', data };
+  }
+
+  private async caller(guildId: string, userId: string): Promise<Caller> {
+    const context = await this.guilds.guildContext(guildId);
+    const member = await this.guilds.memberOf(context, userId);
+    const guild = await this.permissions.guild(context);
+    // A non-member holds no permission strings (the owner is always a member).
+    const author = member
+      ? await this.permissions.member(guildId, userId, member.member.roles)
+      : { userId, roles: [], overrides: [] };
+    return { context, guild, author };
+  }
+
+  private async view(
+    setting: RegisteredSetting,
+    guildId: string,
+    fields: unknown,
+  ): Promise<SettingRow[]> {
+    const { limit, offset, ...filters } = fields as { limit?: number; offset?: number };
+    const rows = await this.dataSource.getRepository(setting.entity).find({
+      where: { guild_id: guildId, ...toEntity(setting, filters) },
+      order: setting.order ?? defaultOrder(setting),
+      take: limit ?? MAX_VIEW_LIMIT,
+      skip: offset ?? 0,
+    });
+    return rows.map((row) => toApi(setting, row, true));
+  }
+
+  private async change(
+    manager: EntityManager,
+    setting: RegisteredSetting,
+    caller: Caller,
+    operation: Exclude<ExecutableOperation, 'View'>,
+    fields: unknown,
+  ): Promise<unknown> {
+    const repository = manager.getRepository(setting.entity);
+    const guildId = caller.context.guild.id;
+    const items = operation === 'Reorder' ? (fields as SettingRow[]) : [fields as SettingRow];
+    if (operation === 'Create') generateKeys(setting, items[0]);
+    const current: ObjectLiteral[] = [];
+    for (const item of items) {
+      const row = await repository.findOne({
+        where: { guild_id: guildId, ...keyOf(setting, item) },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (operation === 'Create') {
+        if (row) throw alreadyExists(setting, item);
+      } else if (!row) {
+        throw new AppException(
+          ErrorCode.NotFound,
+          `No ${setting.schema.id} entry ${describeKey(setting, item)}`,
+        );
+      } else {
+        current.push(row);
+      }
+    }
+    const before = current.map((row) => toApi(setting, row, false));
+    if (setting.authorize) {
+      const check = await setting.authorize({
+        operation,
+        fields,
+        current: before,
+        guild: caller.guild,
+        author: caller.author,
+        memberOf: (userId) => this.memberOf(caller.context, userId, manager),
+        manager,
+      });
+      if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.code));
+    }
+    const now = new Date();
+    let after: ObjectLiteral[] = [];
+    let data: unknown;
+    switch (operation) {
+      case 'Create': {
+        const row = repository.create({
+          ...toEntity(setting, items[0]),
+          guild_id: guildId,
+          ...auditColumns(setting, caller.author.userId, now, true),
+        });
+        after = [await repository.save(row)];
+        data = toApi(setting, after[0], true);
+        break;
+      }
+      case 'Update': {
+        const row = repository.merge(current[0], {
+          ...toEntity(setting, items[0]),
+          ...auditColumns(setting, caller.author.userId, now, false),
+        });
+        after = [await repository.save(row)];
+        data = toApi(setting, after[0], true);
+        break;
+      }
+      case 'Delete':
+        await repository.delete({ guild_id: guildId, ...keyOf(setting, items[0]) });
+        data = keyOf(setting, items[0]);
+        break;
+      case 'Reorder': {
+        const indexBy = setting.schema.index_by as string;
+        after = current.map((row, i) =>
+          repository.merge(row, {
+            [indexBy]: items[i][indexBy],
+            ...auditColumns(setting, caller.author.userId, now, false),
+          }),
+        );
+        after = await repository.save(after);
+        data = after.map((row) => toApi(setting, row, true));
+        break;
+      }
+    }
+    const audit = Object.assign(new SettingsAuditEntity(), {
+      guild_id: guildId,
+      setting: setting.schema.id,
+      operation,
+      user_id: caller.author.userId,
+      before: operation === 'Create' ? null : operation === 'Reorder' ? before : before[0],
+      after:
+        operation === 'Delete'
+          ? null
+          : operation === 'Reorder'
+            ? after.map((row) => toApi(setting, row, false))
+            : toApi(setting, after[0], false),
+      created_at: now,
+    });
+    await manager.save(audit);
+    return data;
+  }
+
+  private async memberOf(
+    context: GuildContext,
+    userId: string,
+    manager: EntityManager,
+  ): Promise<PermissionMember> {
+    const member = await this.guilds.memberOf(context, userId);
+    return this.permissions.member(context.guild.id, userId, member?.member.roles ?? [], manager);
+  }
+}
+
+function offers(setting: RegisteredSetting, operation: ExecutableOperation): boolean {
+  return operation === 'Reorder'
+    ? setting.schema.index_by !== null
+    : setting.schema.operations.includes(operation);
+}
+
+function invalid(details: ErrorDetail[]): AppException {
+  const first = details[0]?.message ?? 'invalid fields';
+  const more =
+    details.length > 1 ? ` (and ${details.length - 1} more problem(s), see details)` : '';
+  return new AppException(ErrorCode.BadRequest, `Invalid fields: ${first}${more}`, details);
+}
+
+function storedColumns(setting: RegisteredSetting): ColumnSchema[] {
+  return setting.schema.columns.filter(isStored);
+}
+
+function isTimestamp(column: ColumnSchema): boolean {
+  const type = column.column_type;
+  return type.type === 'Scalar' && type.inner.type === 'String' && type.inner.kind === 'timestamp';
+}
+
+/** API values → entity values (timestamps become dates). */
+function toEntity(setting: RegisteredSetting, values: SettingRow): ObjectLiteral {
+  const entity: ObjectLiteral = {};
+  for (const column of storedColumns(setting)) {
+    if (!(column.id in values)) continue;
+    const value = values[column.id];
+    entity[column.id] = isTimestamp(column) && typeof value === 'string' ? new Date(value) : value;
+  }
+  return entity;
+}
+
+/** Entity → API row (dates as ISO 8601); with `forClient`, columns hidden on View are left out. */
+function toApi(setting: RegisteredSetting, entity: ObjectLiteral, forClient: boolean): SettingRow {
+  const row: SettingRow = {};
+  for (const column of storedColumns(setting)) {
+    if (forClient && column.hidden.includes('View')) continue;
+    const value: unknown = entity[column.id];
+    row[column.id] = value instanceof Date ? value.toISOString() : (value ?? null);
+  }
+  return row;
+}
+
+function keyOf(setting: RegisteredSetting, values: SettingRow): Record<string, unknown> {
+  return Object.fromEntries(
+    primaryKeyOf(setting.schema).map((column) => [column.id, values[column.id]]),
+  );
+}
+
+function describeKey(setting: RegisteredSetting, values: SettingRow): string {
+  return Object.entries(keyOf(setting, values))
+    .map(([id, value]) => `${id} ${String(value)}`)
+    .join(', ');
+}
+
+function alreadyExists(setting: RegisteredSetting, values: SettingRow): AppException {
+  const message = `${setting.schema.id} already has an entry ${describeKey(setting, values)}; use Update`;
+  const field = primaryKeyOf(setting.schema)[0]?.id ?? 'fields';
+  return new AppException(ErrorCode.BadRequest, message, [{ field, message }]);
+}
+
+/** A UUID primary key that clients cannot set on Create is generated. */
+function generateKeys(setting: RegisteredSetting, values: SettingRow): void {
+  for (const column of primaryKeyOf(setting.schema)) {
+    const type = column.column_type;
+    const uuid =
+      type.type === 'Scalar' && type.inner.type === 'String' && type.inner.kind === 'uuid';
+    if (uuid && column.readonly.includes('Create')) values[column.id] = randomUUID();
+  }
+}
+
+/** `created_*` on Create and `last_updated_*` always, for the columns the setting declares. */
+function auditColumns(
+  setting: RegisteredSetting,
+  userId: string,
+  now: Date,
+  created: boolean,
+): ObjectLiteral {
+  const declared = new Set(setting.schema.columns.map((column) => column.id));
+  const values: Record<(typeof AUTO_COLUMNS)[number], unknown> = {
+    created_at: now,
+    created_by: userId,
+    last_updated_at: now,
+    last_updated_by: userId,
+  };
+  return Object.fromEntries(
+    AUTO_COLUMNS.filter((id) => declared.has(id) && (created || id.startsWith('last_'))).map(
+      (id) => [id, values[id]],
+    ),
+  );
+}
+
+function defaultOrder(setting: RegisteredSetting): Record<string, 'ASC' | 'DESC'> {
+  const order: Record<string, 'ASC' | 'DESC'> = {};
+  if (setting.schema.index_by) order[setting.schema.index_by] = 'ASC';
+  for (const column of primaryKeyOf(setting.schema)) order[column.id] = 'ASC';
+  return order;
+}
+
+/** Role and channel values must name a role or channel of this guild. */
+function referenceProblems(
+  setting: RegisteredSetting,
+  context: GuildContext,
+  fields: unknown,
+): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
+  for (const column of storedColumns(setting)) {
+    const type = column.column_type;
+    if (type.type === 'Widget' || type.inner.type !== 'String') continue;
+    const kind = type.inner.kind;
+    if (kind !== 'role' && kind !== 'channel') continue;
+    for (const row of rows) {
+      for (const value of valuesOf(row[column.id])) {
+        const known = kind === 'role' ? context.role(value) : context.channel(value);
+        if (!known) {
+          problems.push({ field: column.id, message: `${value} is not a ${kind} of this guild` });
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+/** The bot must hold what the setting needs it to do, in the guild and in the channels named. */
+function botProblems(
+  setting: RegisteredSetting,
+  context: GuildContext,
+  fields: unknown,
+): ErrorDetail[] {
+  const needs = setting.botNeeds;
+  if (!needs) return [];
+  const problems: ErrorDetail[] = [];
+  if (needs.guild !== undefined) {
+    const missing = missingPermissions(context.bot.basePermissions, needs.guild);
+    if (missing !== 0n) {
+      problems.push({
+        field: 'fields',
+        message: `The bot needs ${permissionNames(missing).join(', ')} in this guild`,
+      });
+    }
+  }
+  const row = Array.isArray(fields) ? {} : (fields as SettingRow);
+  for (const [columnId, required] of Object.entries(needs.channelColumns ?? {})) {
+    for (const channelId of valuesOf(row[columnId])) {
+      const channel = context.channel(channelId);
+      if (!channel) continue;
+      const missing = missingPermissions(context.bot.permissionsIn(channel), required);
+      if (missing !== 0n) {
+        problems.push({
+          field: columnId,
+          message: `The bot needs ${permissionNames(missing).join(', ')} in channel ${channelId}`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+function valuesOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}

@@ -1,0 +1,161 @@
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { databaseOf } from 'test/support/auth';
+import { useTestApp } from 'test/support/test-app';
+import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/settings/settings-support';
+
+type Row = Record<string, unknown>;
+
+/** Each built-in setting: a valid Create, its key, and an Update. */
+const BUILTINS: [string, Row, (created: Row) => Row, Row][] = [
+  [
+    'guildroles',
+    { role_id: ROLE.helper, perms: ['rpc.view', 'test'], index: 5 },
+    (r) => ({ role_id: r.role_id }),
+    { perms: ['rpc.view', 'rpc.kick'] },
+  ],
+  [
+    'guildmembers',
+    { user_id: DEMO_IDS.carol, perm_overrides: ['rpc.kick'] },
+    (r) => ({ user_id: r.user_id }),
+    { perm_overrides: [] },
+  ],
+  [
+    'auditlog_sinks',
+    { channel: CHANNEL.modLog, events: ['member_ban', 'lockdown'], enabled: true },
+    (r) => ({ id: r.id }),
+    { enabled: false },
+  ],
+  [
+    'lockdown_settings',
+    { id: 'default', member_roles: [ROLE.member], require_correct_layout: true },
+    () => ({ id: 'default' }),
+    { require_correct_layout: false },
+  ],
+  [
+    'protection',
+    {
+      id: 'default',
+      minimum_account_age: '604800',
+      max_mentions: 10,
+      hoist_detection: 5,
+      fake_bot_detection: 0,
+    },
+    () => ({ id: 'default' }),
+    { max_mentions: null },
+  ],
+  [
+    'commands',
+    {
+      command: 'ban',
+      enabled: false,
+      allowed_roles: [ROLE.moderator],
+      disabled_channels: [CHANNEL.general],
+    },
+    () => ({ command: 'ban' }),
+    { enabled: true },
+  ],
+];
+
+describe('built-in settings, every operation, by the guild owner', () => {
+  const t = useTestApp();
+  let owner: Actor;
+
+  beforeAll(async () => {
+    owner = await actor(t(), DEMO_IDS.alice);
+  });
+
+  it.each(BUILTINS)('%s: Create, View, Update, Delete', async (setting, create, keyOf, update) => {
+    const created = ok(await owner.exec(setting, 'Create', create)) as Row;
+    expect(created).toMatchObject(
+      create.perms ? { ...create, perms: ['rpc.view', 'global.test'] } : create,
+    );
+    expect(created).toMatchObject({ created_by: DEMO_IDS.alice, last_updated_by: DEMO_IDS.alice });
+    const key = keyOf(created);
+
+    const viewed = ok(await owner.exec(setting, 'View', {})) as Row[];
+    expect(viewed).toContainEqual(created);
+
+    const updated = ok(await owner.exec(setting, 'Update', { ...key, ...update })) as Row;
+    expect(updated).toEqual({ ...created, ...update, last_updated_at: expect.any(String) });
+
+    const duplicate = await owner.exec(setting, 'Create', { ...create, ...key });
+    if (setting !== 'auditlog_sinks') expect(duplicate.status).toBe(400);
+
+    expect(ok(await owner.exec(setting, 'Delete', key))).toEqual(key);
+    expect(ok(await owner.exec(setting, 'View', key))).toEqual([]);
+    const gone = await owner.exec(setting, 'Update', { ...key, ...update });
+    expect(gone.status).toBe(404);
+  });
+
+  it('guildroles: Reorder moves entries and View lists them by index', async () => {
+    ok(
+      await owner.exec('guildroles', 'Create', {
+        role_id: ROLE.moderator,
+        perms: ['rpc.*'],
+        index: 1,
+      }),
+    );
+    ok(
+      await owner.exec('guildroles', 'Create', {
+        role_id: ROLE.helper,
+        perms: ['rpc.view'],
+        index: 2,
+      }),
+    );
+    const reordered = ok(
+      await owner.exec('guildroles', 'Reorder', [
+        { role_id: ROLE.moderator, index: 3 },
+        { role_id: ROLE.helper, index: 1 },
+      ]),
+    ) as Row[];
+    expect(reordered.map((r) => [r.role_id, r.index])).toEqual([
+      [ROLE.moderator, 3],
+      [ROLE.helper, 1],
+    ]);
+    const viewed = ok(await owner.exec('guildroles', 'View', {})) as Row[];
+    expect(viewed.map((r) => r.role_id)).toEqual([ROLE.helper, ROLE.moderator]);
+  });
+
+  it('View filters by column and pages with limit and offset', async () => {
+    for (const command of ['kick', 'warn', 'purge']) {
+      ok(
+        await owner.exec('commands', 'Create', {
+          command,
+          enabled: command !== 'warn',
+          allowed_roles: [],
+          disabled_channels: [],
+        }),
+      );
+    }
+    const enabled = ok(await owner.exec('commands', 'View', { enabled: true })) as Row[];
+    expect(enabled.map((r) => r.command)).toEqual(['kick', 'purge']);
+    const page = ok(await owner.exec('commands', 'View', { limit: 1, offset: 1 })) as Row[];
+    expect(page.map((r) => r.command)).toEqual(['purge']);
+  });
+
+  it('records every change in the audit log, newest first, and stores it', async () => {
+    const history = ok(
+      await owner.exec('settings_history', 'View', { setting: 'commands', limit: 3 }),
+    ) as Row[];
+    expect(history.map((h) => h.operation)).toEqual(['Create', 'Create', 'Create']);
+    expect(history[0]).toMatchObject({
+      setting: 'commands',
+      user_id: DEMO_IDS.alice,
+      before: null,
+      after: { command: 'purge', enabled: true },
+    });
+    const updates = ok(
+      await owner.exec('settings_history', 'View', { operation: 'Update', setting: 'protection' }),
+    ) as Row[];
+    expect(updates[0]).toMatchObject({
+      before: { max_mentions: 10 },
+      after: { max_mentions: null },
+    });
+    const [count] = await databaseOf(t()).query<{ n: number }[]>(
+      'SELECT count(*)::int AS n FROM settings_audit_log WHERE guild_id = $1',
+      [DEMO_IDS.community],
+    );
+    expect(count.n).toBeGreaterThanOrEqual(6 * 3 + 3);
+    expect((await owner.exec('settings_history', 'Create', {})).status).toBe(400);
+  });
+});

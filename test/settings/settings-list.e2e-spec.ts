@@ -1,0 +1,115 @@
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { loginAs } from 'test/support/auth';
+import { useTestApp } from 'test/support/test-app';
+import { GUILD } from 'test/settings/settings-support';
+
+interface Setting {
+  id: string;
+  columns: { id: string; column_type: { type: string } }[];
+  validation_template: string;
+  [key: string]: unknown;
+}
+
+const SETTING_KEYS = [
+  'columns',
+  'description',
+  'footer',
+  'icon',
+  'id',
+  'index_by',
+  'name',
+  'operations',
+  'postsend_template',
+  'title_template',
+  'validation_template',
+  'view_template',
+];
+
+describe('GET /guilds/{guild_id}/settings', () => {
+  const t = useTestApp();
+
+  it("serves every module's settings, grouped by module, to a non-member too", async () => {
+    // dave is not a member of the community.
+    const { token } = await loginAs(t(), DEMO_IDS.dave);
+    const res = await t()
+      .http()
+      .get(`/guilds/${GUILD}/settings`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    const groups = res.body as Record<string, { type: string; data: Setting[] }>;
+    const ids = Object.fromEntries(
+      Object.entries(groups).map(([group, result]) => [group, result.data.map((s) => s.id)]),
+    );
+    expect(ids).toEqual({
+      commands: ['commands'],
+      permissions: ['guildroles', 'guildmembers'],
+      logging: ['auditlog_sinks'],
+      moderation: ['lockdown_settings', 'protection'],
+      settings: ['settings_history'],
+    });
+    for (const result of Object.values(groups)) {
+      expect(result.type).toBe('Ok');
+      for (const setting of result.data) {
+        expect(Object.keys(setting).sort()).toEqual(SETTING_KEYS);
+        const schema = JSON.parse(setting.validation_template) as {
+          $schema: string;
+          $defs: object;
+        };
+        expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+        expect(Object.keys(schema.$defs)).toContain('View');
+      }
+    }
+  });
+
+  it('publishes columns exactly as declared, widgets and hidden lists included', async () => {
+    const { token } = await loginAs(t(), DEMO_IDS.demoUser);
+    const res = await t()
+      .http()
+      .get(`/guilds/${GUILD}/settings`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    const lockdown = (res.body.moderation.data as Setting[]).find(
+      (s) => s.id === 'lockdown_settings',
+    );
+    expect(lockdown?.columns.find((c) => c.id === 'about')).toEqual({
+      id: 'about',
+      name: 'What a lockdown does',
+      description: expect.stringContaining('Manage Channels and Manage Roles'),
+      placeholder: null,
+      nullable: false,
+      primary_key: false,
+      hidden: [],
+      readonly: [],
+      column_type: {
+        type: 'Widget',
+        inner: { type: 'Info', message: expect.stringContaining('lockdown') },
+      },
+    });
+    const roles = (res.body.permissions.data as Setting[]).find((s) => s.id === 'guildroles');
+    expect(roles).toMatchObject({ index_by: 'index', footer: { end_text: expect.any(String) } });
+    const template = JSON.parse(roles?.validation_template ?? '{}') as { $defs: object };
+    expect(Object.keys(template.$defs).sort()).toEqual([
+      'Create',
+      'Delete',
+      'Reorder',
+      'Update',
+      'View',
+    ]);
+  });
+
+  it('answers 404 for a guild the bot is not in, and 400 for a malformed id', async () => {
+    const { token } = await loginAs(t(), DEMO_IDS.demoUser);
+    const missing = await t()
+      .http()
+      .get(`/guilds/${DEMO_IDS.sandbox}/settings`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(404);
+    expect(missing.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
+    await t()
+      .http()
+      .get('/guilds/abc/settings')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(400);
+    await t().http().get(`/guilds/${GUILD}/settings`).expect(401);
+  });
+});

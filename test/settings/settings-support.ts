@@ -1,0 +1,46 @@
+import type { Response } from 'supertest';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { loginAs } from 'test/support/auth';
+import type { TestApp } from 'test/support/test-app';
+
+/** Ids of the demo community (src/platform/emulator/demo.seed.ts). */
+export const GUILD = DEMO_IDS.community;
+const id = (n: number): string => `11000000000000001${String(n).padStart(2, '0')}`;
+export const ROLE = {
+  administrator: id(1),
+  botRole: id(2),
+  moderator: id(3),
+  helper: id(4),
+  eventHost: id(5),
+  vip: id(7),
+  member: id(9),
+};
+export const CHANNEL = { general: id(24), modLog: id(32), staffChat: id(33) };
+
+/** A logged-in demo user who runs setting operations. */
+export interface Actor {
+  token: string;
+  exec(setting: string, operation: string, fields: unknown, guildId?: string): Promise<Response>;
+}
+
+export async function actor(t: TestApp, userId: string): Promise<Actor> {
+  const { token } = await loginAs(t, userId);
+  return {
+    token,
+    exec: (setting, operation, fields, guildId = GUILD) =>
+      t
+        .http()
+        .post(`/guilds/${guildId}/settings`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ setting, operation, fields }),
+  };
+}
+
+/** Asserts a 200 `{type: "Ok", data}` answer and returns `data`. */
+export function ok(res: Response): unknown {
+  expect({ status: res.status, body: res.body as unknown }).toMatchObject({
+    status: 200,
+    body: { type: 'Ok' },
+  });
+  return (res.body as { data: unknown }).data;
+}
