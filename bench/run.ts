@@ -85,7 +85,8 @@ async function benchScenario(
   service: ChildProcess,
 ): Promise<Measured> {
   const headers = await scenario.prepare(baseUrl);
-  const sample = await fetch(baseUrl + scenario.path, { headers });
+  const request = { method: scenario.method, headers, body: scenario.body };
+  const sample = await fetch(baseUrl + scenario.path, request);
   if (!sample.ok) throw new Error(`${scenario.name}: ${sample.status} ${await sample.text()}`);
   const body = await sample.text();
 
@@ -96,14 +97,11 @@ async function benchScenario(
   await new Promise((resolve) => baseline.once('message', resolve));
   try {
     // Warm both up, then measure the baseline and the service back to back.
-    await load(`http://127.0.0.1:${baselinePort}${scenario.path}`, headers, 2);
-    await load(baseUrl + scenario.path, headers, 2);
-    const bare = await load(
-      `http://127.0.0.1:${baselinePort}${scenario.path}`,
-      headers,
-      DURATION_S,
-    );
-    const measured = await load(baseUrl + scenario.path, headers, DURATION_S);
+    const baselineUrl = `http://127.0.0.1:${baselinePort}${scenario.path}`;
+    await load(baselineUrl, request, 2);
+    await load(baseUrl + scenario.path, request, 2);
+    const bare = await load(baselineUrl, request, DURATION_S);
+    const measured = await load(baseUrl + scenario.path, request, DURATION_S);
     return {
       engine,
       scenario: scenario.name,
@@ -121,10 +119,10 @@ async function benchScenario(
 
 async function load(
   url: string,
-  headers: Record<string, string>,
+  request: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
   duration: number,
 ): Promise<autocannon.Result> {
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration });
+  const result = await autocannon({ url, ...request, connections: CONNECTIONS, duration });
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   }

@@ -1,14 +1,18 @@
+import { BENCH_ROLE_IDS, DEMO_IDS } from 'src/platform/emulator/demo.seed';
 /** A benchmarked route: how to prepare it against a running service, and what to request. */
 export interface Scenario {
   name: string;
-  method: 'GET';
+  method: 'GET' | 'POST';
   path: string;
+  /** The JSON body of every request (POST scenarios). */
+  body?: string;
   /** Runs once against the service before measuring; returns the request headers to use. */
   prepare(baseUrl: string): Promise<Record<string, string>>;
 }
 
-async function demoLoginToken(baseUrl: string): Promise<string> {
-  const code = (await (await fetch(`${baseUrl}/demo/oauth2-code`)).json()) as {
+async function demoLoginToken(baseUrl: string, userId?: string): Promise<string> {
+  const query = userId ? `?user_id=${userId}` : '';
+  const code = (await (await fetch(`${baseUrl}/demo/oauth2-code${query}`)).json()) as {
     code: string;
     redirect_uri: string;
   };
@@ -21,12 +25,49 @@ async function demoLoginToken(baseUrl: string): Promise<string> {
   return ((await login.json()) as { token: string }).token;
 }
 
+const BENCH_SETTINGS = `/guilds/${DEMO_IDS.benchGuild}/settings`;
+
+/**
+ * The bench guild's owner gives each of its 100 roles a `guildroles` entry; the member holds 10 of
+ * those roles, and so reads the entries through permissions resolved from 10 roles.
+ */
+async function prepareGuildRoles(baseUrl: string): Promise<Record<string, string>> {
+  const owner = await demoLoginToken(baseUrl, DEMO_IDS.benchOwner);
+  for (const [i, roleId] of BENCH_ROLE_IDS.entries()) {
+    const res = await fetch(baseUrl + BENCH_SETTINGS, {
+      method: 'POST',
+      headers: { Authorization: owner, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        setting: 'guildroles',
+        operation: 'Create',
+        fields: {
+          role_id: roleId,
+          perms: ['guildroles.view', `rpc.role${i}`, '~rpc.ban'],
+          index: i + 1,
+        },
+      }),
+    });
+    if (!res.ok) throw new Error(`creating entry ${roleId}: ${res.status} ${await res.text()}`);
+  }
+  return {
+    Authorization: `Bearer ${await demoLoginToken(baseUrl, DEMO_IDS.benchMember)}`,
+    'Content-Type': 'application/json',
+  };
+}
+
 export const SCENARIOS: Scenario[] = [
   {
     name: 'GET /sessions/@me (valid token)',
     method: 'GET',
     path: '/sessions/@me',
     prepare: async (baseUrl) => ({ Authorization: `Bearer ${await demoLoginToken(baseUrl)}` }),
+  },
+  {
+    name: 'POST …/settings View guildroles (100 entries, 10 roles)',
+    method: 'POST',
+    path: BENCH_SETTINGS,
+    body: JSON.stringify({ setting: 'guildroles', operation: 'View', fields: {} }),
+    prepare: prepareGuildRoles,
   },
   {
     name: 'GET /config',

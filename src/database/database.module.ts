@@ -49,6 +49,9 @@ class DatabaseEngineModule {}
       useFactory: async (config: AppConfig, engine: DatabaseEngine) => ({
         ...dataSourceOptions(await engine.connectionUrl(), config.database.engine),
         migrationsRun: true,
+        // Entities a module registers with TypeOrmModule.forFeature() join the glob's (modules
+        // outside src/, such as test fixtures, declare settings this way).
+        autoLoadEntities: true,
         // Fail the boot on the first error instead of retrying for minutes.
         retryAttempts: 0,
       }),

@@ -17,6 +17,8 @@ export interface TestAppOptions {
   env?: Environment;
   /** Extra controllers mounted beside the application's (test fixtures). */
   controllers?: Type<unknown>[];
+  /** Extra modules imported beside the application's (test fixtures). */
+  imports?: Type<unknown>[];
   /** A database prepared by the test; by default a fresh one is created. */
   database?: TestDatabase;
 }
@@ -97,7 +99,7 @@ async function startApp(
   options: TestAppOptions,
 ): Promise<NestFastifyApplication> {
   const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot(config)],
+    imports: [AppModule.forRoot(config), ...(options.imports ?? [])],
     controllers: options.controllers ?? [],
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
