@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type {
   APIGuild,
   APIGuildMember,
@@ -22,6 +23,7 @@ import type { Lookup } from 'src/platform/platform.types';
 
 export type GuildChannel = RESTGetAPIGuildChannelsResult[number] | APIThreadChannel;
 
+const CONTEXT_REUSE_MS = 1_000;
 const BOT_NOT_IN_GUILD = 'The bot is not in this guild';
 const USER_NOT_MEMBER = 'You are not a member of this guild';
 
@@ -74,6 +76,7 @@ export class GuildContext {
   /** Channels in display order; threads whose parent is not visible are left out. */
   readonly channels: readonly GuildChannel[];
   private readonly byId: ReadonlyMap<string, GuildChannel>;
+  private readonly members = new WeakMap<APIGuildMember, MemberAccess>();
 
   constructor(
     readonly guild: APIGuild,
@@ -101,8 +104,15 @@ export class GuildContext {
     return isThread(channel) && channel.parent_id ? this.byId.get(channel.parent_id) : undefined;
   }
 
+  /** The member's access; the same member object (a cached platform answer) gives the same one. */
   accessOf(member: APIGuildMember): MemberAccess {
-    return member.user.id === this.bot.userId ? this.bot : new MemberAccess(this, member);
+    if (member.user.id === this.bot.userId) return this.bot;
+    let access = this.members.get(member);
+    if (!access) {
+      access = new MemberAccess(this, member);
+      this.members.set(member, access);
+    }
+    return access;
   }
 }
 
@@ -119,6 +129,14 @@ export interface MemberGuildAccess {
  */
 @Injectable()
 export class GuildAccessService {
+  /**
+   * The last context built per guild, reused while the platform answers behind it are the same
+   * cached objects and it is under a second old (timeouts are judged against its `now`).
+   */
+  private readonly contexts = new LRUCache<string, { sources: unknown[]; context: GuildContext }>({
+    max: 1_000,
+  });
+
   constructor(
     private readonly platform: PlatformService,
     private readonly clock: Clock,
@@ -127,18 +145,30 @@ export class GuildAccessService {
   /** The guild as the bot sees it; 404 `NotFound` when the bot is not in it. */
   async guildContext(guildId: string): Promise<GuildContext> {
     const bot = await this.platform.getBotUser();
-    const [guild, channels, threads, botMember] = await Promise.all([
+    const sources = await Promise.all([
       this.platform.getGuild(guildId),
       this.platform.getGuildChannels(guildId),
       this.platform.getActiveThreads(guildId),
       this.platform.getGuildMember(guildId, bot.id),
     ]);
-    return new GuildContext(
+    const now = this.clock.now();
+    const reusable = this.contexts.get(guildId);
+    if (
+      reusable &&
+      now.getTime() - reusable.context.now.getTime() < CONTEXT_REUSE_MS &&
+      reusable.sources.every((source, i) => source === sources[i])
+    ) {
+      return reusable.context;
+    }
+    const [guild, channels, threads, botMember] = sources;
+    const context = new GuildContext(
       found(guild, BOT_NOT_IN_GUILD),
       [...found(channels, BOT_NOT_IN_GUILD), ...found(threads, BOT_NOT_IN_GUILD)],
       found(botMember, BOT_NOT_IN_GUILD),
-      this.clock.now(),
+      now,
     );
+    this.contexts.set(guildId, { sources, context });
+    return context;
   }
 
   /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -8,7 +9,7 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
-import { SettingsService } from 'src/settings/settings.service';
+import { SerializedResult, SettingsService } from 'src/settings/settings.service';
 
 @ApiTags('settings')
 @Auth()
@@ -37,11 +38,15 @@ export class SettingsController {
   @ApiOperation({ summary: 'Run a setting operation: View, Create, Update, Delete or Reorder' })
   @ApiOkResponse({ type: SettingResultDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
-  execute(
+  async execute(
     @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @Body() body: ExecuteSettingDto,
-  ): Promise<SettingResultDto> {
-    return this.settings.execute(guildId, session.userId, body);
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<SettingResultDto | string> {
+    const result = await this.settings.execute(guildId, session.userId, body);
+    if (!(result instanceof SerializedResult)) return result;
+    void reply.type('application/json; charset=utf-8');
+    return result.json;
   }
 }

@@ -11,6 +11,7 @@ import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.s
 import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
 import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
+import { SettingsCache } from 'src/settings/settings-cache';
 import { SettingsController } from 'src/settings/settings.controller';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsService } from 'src/settings/settings.service';
@@ -28,6 +29,7 @@ import { SettingsService } from 'src/settings/settings.service';
   controllers: [SettingsController],
   providers: [
     SettingsRegistry,
+    SettingsCache,
     SettingsService,
     MemberPermissionsService,
     GuildRolesSetting,

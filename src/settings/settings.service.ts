@@ -6,15 +6,12 @@ import { AppException, type ErrorDetail } from 'src/common/errors/app.exception'
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
 import { missingPermissions, permissionNames } from 'src/guilds/permissions';
-import {
-  memberPermissions,
-  type PermissionGuild,
-  type PermissionMember,
-} from 'src/settings/permissions/edit-checks';
+import type { PermissionGuild, PermissionMember } from 'src/settings/permissions/edit-checks';
 import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
 import { hasPerm } from 'src/settings/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
+import { SettingsCache } from 'src/settings/settings-cache';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import {
   isStored,
@@ -28,6 +25,14 @@ import { denialMessage } from 'src/settings/settings-denials';
 export interface SettingResult {
   type: 'Ok';
   data: unknown;
+}
+
+/**
+ * A View answer already serialised (`{"type":"Ok","data":[…]}`): cached as text, so repeated reads
+ * of a large setting do not serialise it again.
+ */
+export class SerializedResult {
+  constructor(readonly json: string) {}
 }
 
 interface Caller {
@@ -50,6 +55,7 @@ export class SettingsService {
     private readonly registry: SettingsRegistry,
     private readonly guilds: GuildAccessService,
     private readonly permissions: MemberPermissionsService,
+    private readonly cache: SettingsCache,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -71,7 +77,7 @@ export class SettingsService {
     guildId: string,
     userId: string,
     request: { setting: string; operation: ExecutableOperation; fields: unknown },
-  ): Promise<SettingResult> {
+  ): Promise<SettingResult | SerializedResult> {
     const setting = this.registry.get(request.setting);
     if (!setting) throw new AppException(ErrorCode.NotFound, `Unknown setting ${request.setting}`);
     const operation = request.operation;
@@ -81,7 +87,7 @@ export class SettingsService {
     }
     const caller = await this.caller(guildId, userId);
     const permission = `${setting.schema.id}.${operation.toLowerCase()}`;
-    if (!hasPerm(memberPermissions(caller.guild, caller.author), permission)) {
+    if (!hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) {
       throw new AppException(
         ErrorCode.Restricted,
         `You need the permission ${permission} in this guild`,
@@ -102,11 +108,12 @@ export class SettingsService {
       if (problems.length > 0) throw invalid(problems);
     }
     if (operation === 'View') {
-      return { type: 'Ok', data: await this.view(setting, guildId, checked.fields) };
+      return new SerializedResult(await this.view(setting, guildId, checked.fields));
     }
     const data = await this.dataSource.transaction((manager) =>
       this.change(manager, setting, caller, operation, checked.fields),
     );
+    await this.cache.changed(guildId);
     return { type: 'Ok', data };
   }
 
@@ -121,7 +128,15 @@ export class SettingsService {
     return { context, guild, author };
   }
 
-  private async view(
+  /** The View answer as JSON text. */
+  private view(setting: RegisteredSetting, guildId: string, fields: unknown): Promise<string> {
+    const query = `view:${setting.schema.id}:${stableJson(fields)}`;
+    return this.cache.get(guildId, query, async () =>
+      JSON.stringify({ type: 'Ok', data: await this.viewFromDatabase(setting, guildId, fields) }),
+    );
+  }
+
+  private async viewFromDatabase(
     setting: RegisteredSetting,
     guildId: string,
     fields: unknown,
@@ -243,6 +258,15 @@ export class SettingsService {
     const member = await this.guilds.memberOf(context, userId);
     return this.permissions.member(context.guild.id, userId, member?.member.roles ?? [], manager);
   }
+}
+
+/** JSON with object keys sorted, so equal queries give equal cache keys. */
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
 }
 
 function offers(setting: RegisteredSetting, operation: ExecutableOperation): boolean {

@@ -68,6 +68,11 @@ export class SharedCache {
     loader: () => Promise<T>,
     options: CacheOptions = {},
   ): Promise<T> {
+    if (options.refresh !== true && (this.localCopyWhenShared || !this.redis.client)) {
+      // The common case, without fetch()'s promises and options: a fresh entry in memory.
+      const hit = this.memory.get(key);
+      if (hit) return hit.value as T;
+    }
     const ttl = options.ttlMs ?? this.defaultTtlMs;
     if (this.redis.client && !this.localCopyWhenShared) {
       return this.loadShared(key, { loader, ttl, refresh: options.refresh === true }) as Promise<T>;

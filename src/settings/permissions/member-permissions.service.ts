@@ -2,9 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import type { GuildContext } from 'src/guilds/guild-access.service';
-import type { PermissionGuild, PermissionMember } from 'src/settings/permissions/edit-checks';
+import {
+  memberPermissions,
+  type PermissionGuild,
+  type PermissionMember,
+} from 'src/settings/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
+import { SettingsCache } from 'src/settings/settings-cache';
 
 /**
  * The bot's permission strings in a guild: the `guildroles` entries of the guild's Discord roles
@@ -15,15 +20,49 @@ export class MemberPermissionsService {
   constructor(
     @InjectRepository(GuildRoleEntity) private readonly roles: Repository<GuildRoleEntity>,
     @InjectRepository(GuildMemberEntity) private readonly members: Repository<GuildMemberEntity>,
+    private readonly cache: SettingsCache,
   ) {}
 
+  private readonly built = new WeakMap<
+    GuildContext,
+    { entries: unknown; guild: PermissionGuild }
+  >();
+  private readonly resolvedByGuild = new WeakMap<PermissionGuild, Map<string, string[]>>();
+
   async guild(context: GuildContext): Promise<PermissionGuild> {
-    const entries = await this.roles.find({ where: { guild_id: context.guild.id } });
-    return {
+    const entries = await this.cache.get(context.guild.id, 'role-entries', async () =>
+      (await this.roles.find({ where: { guild_id: context.guild.id } })).map((e) => ({
+        role_id: e.role_id,
+        index: e.index,
+        perms: e.perms,
+      })),
+    );
+    // The same context and the same cached entries give the same answer: built once.
+    const built = this.built.get(context);
+    if (built?.entries === entries) return built.guild;
+    const guild: PermissionGuild = {
       ownerId: context.guild.owner_id,
       roles: context.guild.roles.map((role) => ({ id: role.id, position: role.position })),
       entries: new Map(entries.map((e) => [e.role_id, { index: e.index, perms: e.perms }])),
     };
+    this.built.set(context, { entries, guild });
+    return guild;
+  }
+
+  /** A member's resolved permission strings, computed once per guild state and member state. */
+  resolved(guild: PermissionGuild, member: PermissionMember): string[] {
+    let byMember = this.resolvedByGuild.get(guild);
+    if (!byMember) {
+      byMember = new Map();
+      this.resolvedByGuild.set(guild, byMember);
+    }
+    const key = `${member.userId}|${member.roles.join(',')}|${member.overrides.join(',')}`;
+    let perms = byMember.get(key);
+    if (!perms) {
+      perms = memberPermissions(guild, member);
+      byMember.set(key, perms);
+    }
+    return perms;
   }
 
   /** Inside a transaction, pass its `manager`: the embedded database has a single connection. */
@@ -33,8 +72,15 @@ export class MemberPermissionsService {
     discordRoles: readonly string[],
     manager?: EntityManager,
   ): Promise<PermissionMember> {
-    const members = manager ? manager.getRepository(GuildMemberEntity) : this.members;
-    const stored = await members.findOne({ where: { guild_id: guildId, user_id: userId } });
-    return { userId, roles: discordRoles, overrides: stored?.perm_overrides ?? [] };
+    const load = async (): Promise<string[]> => {
+      const members = manager ? manager.getRepository(GuildMemberEntity) : this.members;
+      const stored = await members.findOne({ where: { guild_id: guildId, user_id: userId } });
+      return stored?.perm_overrides ?? [];
+    };
+    // Inside a transaction the row is read as the transaction sees it; otherwise from the cache.
+    const overrides = manager
+      ? await load()
+      : await this.cache.get(guildId, `member:${userId}`, load);
+    return { userId, roles: discordRoles, overrides };
   }
 }

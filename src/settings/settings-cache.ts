@@ -1,0 +1,63 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { SharedCache } from 'src/common/cache/shared-cache';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
+
+/** Cached settings data lives at most this long even without a change. */
+const TTL_MS = 60_000;
+
+/**
+ * What the engine reads per request for a guild (permission entries, a member's overrides, View
+ * results), cached under the guild's settings version: any change to any setting of the guild
+ * moves the version on every instance (Redis INCR, or in process without Redis), so nothing stale
+ * is served. If the version cannot be read, the cache is bypassed.
+ */
+@Injectable()
+export class SettingsCache {
+  private readonly logger = new Logger(SettingsCache.name);
+  private readonly cache: SharedCache;
+  private readonly localVersions = new Map<string, number>();
+  private readonly versionPrefix: string;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    config: AppConfig,
+  ) {
+    this.versionPrefix = `${config.redisKeyPrefix}settings-version:`;
+    this.cache = new SharedCache(redis, config.redisKeyPrefix, {
+      namespace: 'settings',
+      defaultTtlMs: TTL_MS,
+      maxEntries: 20_000,
+      // Entries are versioned, so every instance may keep copies.
+    });
+  }
+
+  /** The guild's data under `key`, loaded with `loader` when not cached for the current version. */
+  async get<T>(guildId: string, key: string, loader: () => Promise<T>): Promise<T> {
+    const version = await this.version(guildId);
+    if (version === null) return loader();
+    return this.cache.getOrLoad(`${guildId}:${version}:${key}`, loader);
+  }
+
+  /** Called after a change to the guild's settings has been committed. */
+  async changed(guildId: string): Promise<void> {
+    this.localVersions.set(guildId, (this.localVersions.get(guildId) ?? 0) + 1);
+    const client = this.redis.client;
+    if (!client) return;
+    try {
+      await client.incr(this.versionPrefix + guildId);
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Could not publish a settings change');
+    }
+  }
+
+  private async version(guildId: string): Promise<string | null> {
+    const client = this.redis.client;
+    if (!client) return String(this.localVersions.get(guildId) ?? 0);
+    try {
+      return (await client.get(this.versionPrefix + guildId)) ?? '0';
+    } catch {
+      return null;
+    }
+  }
+}
