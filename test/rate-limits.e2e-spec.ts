@@ -114,7 +114,12 @@ describe('rate limits: route buckets', () => {
 
 describe('rate limits: guild routes', () => {
   const t = useTestApp({
-    env: { ...ROOMY, RATE_LIMIT_GUILDS_REFRESH: '2/60', RATE_LIMIT_GUILD_INFO: '2/60' },
+    env: {
+      ...ROOMY,
+      RATE_LIMIT_GUILDS_REFRESH: '2/60',
+      RATE_LIMIT_GUILD_INFO: '2/60',
+      RATE_LIMIT_SETTINGS_WRITE: '2/60',
+    },
   });
 
   it('limits guild-list refreshes per user, and not the cached reads', async () => {
@@ -130,6 +135,25 @@ describe('rate limits: guild routes', () => {
     expect((await list(login.token)).status).toBe(200);
     const other = await loginAs(t(), DEMO_IDS.carol);
     expectLimitHeaders(await list(other.token, '?refresh=true'), 'guilds-refresh', 2, 1);
+  });
+
+  it('limits setting operations per user', async () => {
+    const login = await loginAs(t(), DEMO_IDS.carol);
+    const post = (): Promise<Response> =>
+      t()
+        .http()
+        .post(`/guilds/${DEMO_IDS.community}/settings`)
+        .set('Authorization', `Bearer ${login.token}`)
+        .send({ setting: 'guildroles', operation: 'View', fields: {} });
+    expectLimitHeaders(await post(), 'settings-write', 2, 1);
+    expectLimitHeaders(await post(), 'settings-write', 2, 0);
+    expectRefused(await post(), 'settings-write');
+    // Reading the schemas is not an operation.
+    await t()
+      .http()
+      .get(`/guilds/${DEMO_IDS.community}/settings`)
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
   });
 
   it('limits guild lookups per user', async () => {
