@@ -45,7 +45,7 @@ export interface SettingDefinition {
     channelColumns?: Record<string, bigint>;
   };
   /** Rewrites validated fields before they are checked and stored (e.g. canonical permissions). */
-  prepare?(fields: SettingRow): SettingRow;
+  prepare?: (fields: SettingRow) => SettingRow;
   /** A rule beyond `<setting>.<operation>` (e.g. the role hierarchy); runs in the transaction. */
   authorize?(request: AuthorizationRequest): Promise<EditCheck> | EditCheck;
 }

@@ -6,6 +6,11 @@ import { AppConfig } from 'src/config/app-config';
 /** Cached settings data lives at most this long even without a change. */
 const TTL_MS = 60_000;
 
+/** The cache of one guild at one settings version: one version read serves a whole request. */
+export interface GuildSettingsCache {
+  get<T>(key: string, loader: () => Promise<T>): Promise<T>;
+}
+
 /**
  * What the engine reads per request for a guild (permission entries, a member's overrides, View
  * results), cached under the guild's settings version: any change to any setting of the guild
@@ -32,11 +37,13 @@ export class SettingsCache {
     });
   }
 
-  /** The guild's data under `key`, loaded with `loader` when not cached for the current version. */
-  async get<T>(guildId: string, key: string, loader: () => Promise<T>): Promise<T> {
+  /** The guild's cache at its current version; without a readable version, a pass-through. */
+  async forGuild(guildId: string): Promise<GuildSettingsCache> {
     const version = await this.version(guildId);
-    if (version === null) return loader();
-    return this.cache.getOrLoad(`${guildId}:${version}:${key}`, loader);
+    return {
+      get: (key, loader) =>
+        version === null ? loader() : this.cache.getOrLoad(`${guildId}:${version}:${key}`, loader),
+    };
   }
 
   /** Called after a change to the guild's settings has been committed. */

@@ -29,6 +29,7 @@ export interface RegisteredSetting extends SettingDefinition {
 @Injectable()
 export class SettingsRegistry implements OnModuleInit {
   private readonly settings = new Map<string, RegisteredSetting>();
+  private published: Record<string, { type: 'Ok'; data: unknown[] }> = {};
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -46,6 +47,12 @@ export class SettingsRegistry implements OnModuleInit {
         validationTemplate: JSON.stringify(validator.document),
       });
     }
+    this.published = groupByModule(this.all());
+  }
+
+  /** `GET /guilds/{id}/settings`: the schemas by declaring module (the same for every guild). */
+  groups(): Record<string, { type: 'Ok'; data: unknown[] }> {
+    return this.published;
   }
 
   get(id: string): RegisteredSetting | undefined {
@@ -55,4 +62,18 @@ export class SettingsRegistry implements OnModuleInit {
   all(): RegisteredSetting[] {
     return [...this.settings.values()];
   }
+}
+
+function groupByModule(
+  settings: RegisteredSetting[],
+): Record<string, { type: 'Ok'; data: unknown[] }> {
+  const groups: Record<string, { type: 'Ok'; data: unknown[] }> = {};
+  for (const setting of settings) {
+    groups[setting.group] ??= { type: 'Ok', data: [] };
+    groups[setting.group].data.push({
+      ...setting.schema,
+      validation_template: setting.validationTemplate,
+    });
+  }
+  return groups;
 }

@@ -11,7 +11,7 @@ import { MemberPermissionsService } from 'src/settings/permissions/member-permis
 import { hasPerm } from 'src/settings/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
-import { SettingsCache } from 'src/settings/settings-cache';
+import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import {
   isStored,
@@ -62,15 +62,7 @@ export class SettingsService {
   /** Every module's settings, for a guild the bot is in (membership not required). */
   async list(guildId: string): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
     await this.guilds.guildContext(guildId);
-    const groups: Record<string, { type: 'Ok'; data: unknown[] }> = {};
-    for (const setting of this.registry.all()) {
-      groups[setting.group] ??= { type: 'Ok', data: [] };
-      groups[setting.group].data.push({
-        ...setting.schema,
-        validation_template: setting.validationTemplate,
-      });
-    }
-    return groups;
+    return this.registry.groups();
   }
 
   async execute(
@@ -85,7 +77,8 @@ export class SettingsService {
       const message = `${setting.schema.id} does not offer ${operation}`;
       throw new AppException(ErrorCode.BadRequest, message, [{ field: 'operation', message }]);
     }
-    const caller = await this.caller(guildId, userId);
+    const cache = await this.cache.forGuild(guildId);
+    const caller = await this.caller(guildId, userId, cache);
     const permission = `${setting.schema.id}.${operation.toLowerCase()}`;
     if (!hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) {
       throw new AppException(
@@ -95,10 +88,11 @@ export class SettingsService {
     }
     const checked = setting.validator.check(operation, request.fields);
     if (!checked.ok) throw invalid(checked.details);
-    if (setting.prepare && operation !== 'View') {
+    const prepare = setting.prepare;
+    if (prepare && operation !== 'View') {
       checked.fields = Array.isArray(checked.fields)
-        ? (checked.fields as SettingRow[]).map((row) => setting.prepare?.(row) ?? row)
-        : setting.prepare(checked.fields as SettingRow);
+        ? (checked.fields as SettingRow[]).map(prepare)
+        : prepare(checked.fields as SettingRow);
     }
     if (operation !== 'View' && operation !== 'Delete') {
       const problems = [
@@ -108,7 +102,7 @@ export class SettingsService {
       if (problems.length > 0) throw invalid(problems);
     }
     if (operation === 'View') {
-      return new SerializedResult(await this.view(setting, guildId, checked.fields));
+      return new SerializedResult(await this.view(setting, guildId, checked.fields, cache));
     }
     const data = await this.dataSource.transaction((manager) =>
       this.change(manager, setting, caller, operation, checked.fields),
@@ -117,21 +111,29 @@ export class SettingsService {
     return { type: 'Ok', data };
   }
 
-  private async caller(guildId: string, userId: string): Promise<Caller> {
+  private async caller(
+    guildId: string,
+    userId: string,
+    cache: GuildSettingsCache,
+  ): Promise<Caller> {
     const context = await this.guilds.guildContext(guildId);
     const member = await this.guilds.memberOf(context, userId);
-    const guild = await this.permissions.guild(context);
+    const guild = await this.permissions.guild(context, cache);
     // A non-member holds no permission strings (the owner is always a member).
     const author = member
-      ? await this.permissions.member(guildId, userId, member.member.roles)
+      ? await this.permissions.member(guildId, userId, member.member.roles, cache)
       : { userId, roles: [], overrides: [] };
     return { context, guild, author };
   }
 
   /** The View answer as JSON text. */
-  private view(setting: RegisteredSetting, guildId: string, fields: unknown): Promise<string> {
-    const query = `view:${setting.schema.id}:${stableJson(fields)}`;
-    return this.cache.get(guildId, query, async () =>
+  private view(
+    setting: RegisteredSetting,
+    guildId: string,
+    fields: unknown,
+    cache: GuildSettingsCache,
+  ): Promise<string> {
+    return cache.get(`view:${setting.schema.id}:${stableJson(fields)}`, async () =>
       JSON.stringify({ type: 'Ok', data: await this.viewFromDatabase(setting, guildId, fields) }),
     );
   }
@@ -200,7 +202,7 @@ export class SettingsService {
         const row = repository.create({
           ...toEntity(setting, items[0]),
           guild_id: guildId,
-          ...auditColumns(setting, caller.author.userId, now, true),
+          ...autoFilled(setting, caller.author.userId, now, true),
         });
         after = [await repository.save(row)];
         data = toApi(setting, after[0], true);
@@ -209,7 +211,7 @@ export class SettingsService {
       case 'Update': {
         const row = repository.merge(current[0], {
           ...toEntity(setting, items[0]),
-          ...auditColumns(setting, caller.author.userId, now, false),
+          ...autoFilled(setting, caller.author.userId, now, false),
         });
         after = [await repository.save(row)];
         data = toApi(setting, after[0], true);
@@ -224,7 +226,7 @@ export class SettingsService {
         after = current.map((row, i) =>
           repository.merge(row, {
             [indexBy]: items[i][indexBy],
-            ...auditColumns(setting, caller.author.userId, now, false),
+            ...autoFilled(setting, caller.author.userId, now, false),
           }),
         );
         after = await repository.save(after);
@@ -342,7 +344,7 @@ function generateKeys(setting: RegisteredSetting, values: SettingRow): void {
 }
 
 /** `created_*` on Create and `last_updated_*` always, for the columns the setting declares. */
-function auditColumns(
+function autoFilled(
   setting: RegisteredSetting,
   userId: string,
   now: Date,

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { canonicalPerms } from 'src/settings/builtins/guildroles.setting';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
 import { verifyMemberOverrideChange } from 'src/settings/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
+import { canonicalList } from 'src/settings/permissions/permission-string';
 import {
   DeclareSetting,
   type SettingDefinition,
@@ -38,7 +38,11 @@ export class GuildMembersSetting implements SettingProvider {
       postsend_template: 'Overrides of member {{user_id}} saved',
       footer: null,
     },
-    prepare: canonicalPerms('perm_overrides'),
+    // Stored in canonical form (`test` → `global.test`).
+    prepare: (fields) =>
+      Array.isArray(fields.perm_overrides)
+        ? { ...fields, perm_overrides: canonicalList(fields.perm_overrides as string[]) }
+        : fields,
     authorize: async ({ operation, fields, current, guild, author, memberOf }) => {
       const row = fields as SettingRow;
       const target = await memberOf(row.user_id as string);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
 import { verifyRoleEntryChange, type RoleEdit } from 'src/settings/permissions/edit-checks';
 import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
-import { canonicalize } from 'src/settings/permissions/permission-string';
+import { canonicalList } from 'src/settings/permissions/permission-string';
 import {
   DeclareSetting,
   type AuthorizationRequest,
@@ -50,7 +50,11 @@ export class GuildRolesSetting implements SettingProvider {
       postsend_template: 'Permissions of role {{role_id}} saved',
       footer: { end_text: 'Drag entries to change their rank; the top one is the most senior.' },
     },
-    prepare: canonicalPerms('perms'),
+    // Stored in canonical form (`test` → `global.test`).
+    prepare: (fields) =>
+      Array.isArray(fields.perms)
+        ? { ...fields, perms: canonicalList(fields.perms as string[]) }
+        : fields,
     authorize: (request) => verifyRoleEntryChange(request.guild, request.author, roleEdit(request)),
   };
 }
@@ -74,12 +78,4 @@ function roleEdit({ operation, fields, current }: AuthorizationRequest): RoleEdi
     index: (row.index ?? stored.index) as number,
     perms: (row.perms ?? stored.perms ?? []) as string[],
   };
-}
-
-/** Stores permission strings in their canonical form (`test` → `global.test`). */
-export function canonicalPerms(columnId: string): (fields: SettingRow) => SettingRow {
-  return (fields) =>
-    Array.isArray(fields[columnId])
-      ? { ...fields, [columnId]: [...new Set((fields[columnId] as string[]).map(canonicalize))] }
-      : fields;
 }

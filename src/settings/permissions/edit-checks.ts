@@ -35,8 +35,6 @@ export interface PermissionMember {
   overrides: readonly string[];
 }
 
-export type EditOperation = 'View' | 'Create' | 'Update' | 'Delete' | 'Reorder';
-
 export type EditCheck = { allowed: true } | { allowed: false; code: string };
 
 const ALLOW: EditCheck = { allowed: true };

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { EntityManager, Repository } from 'typeorm';
+import { EntityManager, type Repository } from 'typeorm';
 import type { GuildContext } from 'src/guilds/guild-access.service';
 import {
   memberPermissions,
@@ -9,7 +9,7 @@ import {
 } from 'src/settings/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
-import { SettingsCache } from 'src/settings/settings-cache';
+import type { GuildSettingsCache } from 'src/settings/settings-cache';
 
 /**
  * The bot's permission strings in a guild: the `guildroles` entries of the guild's Discord roles
@@ -20,7 +20,6 @@ export class MemberPermissionsService {
   constructor(
     @InjectRepository(GuildRoleEntity) private readonly roles: Repository<GuildRoleEntity>,
     @InjectRepository(GuildMemberEntity) private readonly members: Repository<GuildMemberEntity>,
-    private readonly cache: SettingsCache,
   ) {}
 
   private readonly built = new WeakMap<
@@ -29,8 +28,8 @@ export class MemberPermissionsService {
   >();
   private readonly resolvedByGuild = new WeakMap<PermissionGuild, Map<string, string[]>>();
 
-  async guild(context: GuildContext): Promise<PermissionGuild> {
-    const entries = await this.cache.get(context.guild.id, 'role-entries', async () =>
+  async guild(context: GuildContext, cache: GuildSettingsCache): Promise<PermissionGuild> {
+    const entries = await cache.get('role-entries', async () =>
       (await this.roles.find({ where: { guild_id: context.guild.id } })).map((e) => ({
         role_id: e.role_id,
         index: e.index,
@@ -65,22 +64,24 @@ export class MemberPermissionsService {
     return perms;
   }
 
-  /** Inside a transaction, pass its `manager`: the embedded database has a single connection. */
+  /**
+   * The member's permission data, read through the guild's cache, or inside a transaction through
+   * its `manager` (as the transaction sees the row; the embedded database has one connection).
+   */
   async member(
     guildId: string,
     userId: string,
     discordRoles: readonly string[],
-    manager?: EntityManager,
+    via: GuildSettingsCache | EntityManager,
   ): Promise<PermissionMember> {
-    const load = async (): Promise<string[]> => {
-      const members = manager ? manager.getRepository(GuildMemberEntity) : this.members;
+    const load = async (members: Repository<GuildMemberEntity>): Promise<string[]> => {
       const stored = await members.findOne({ where: { guild_id: guildId, user_id: userId } });
       return stored?.perm_overrides ?? [];
     };
-    // Inside a transaction the row is read as the transaction sees it; otherwise from the cache.
-    const overrides = manager
-      ? await load()
-      : await this.cache.get(guildId, `member:${userId}`, load);
+    const overrides =
+      via instanceof EntityManager
+        ? await load(via.getRepository(GuildMemberEntity))
+        : await via.get(`member:${userId}`, () => load(this.members));
     return { userId, roles: discordRoles, overrides };
   }
 }

@@ -8,6 +8,7 @@ import {
 } from 'src/settings/permissions/edit-checks';
 import {
   canonical,
+  canonicalList,
   checkPatchChanges,
   describePatchCheck,
   hasPerm,
@@ -140,4 +141,14 @@ describe('permission strings: edit checks (hierarchy)', () => {
       expect(describeEditCheck(result)).toBe(expected);
     },
   );
+});
+
+describe('permission strings: canonical lists', () => {
+  it('stores each permission once, in canonical form, in first-seen order', () => {
+    expect(canonicalList(['test', 'rpc.kick', 'global.test', '~ban', 'rpc.kick'])).toEqual([
+      'global.test',
+      'rpc.kick',
+      '~global.ban',
+    ]);
+  });
 });

@@ -41,6 +41,11 @@ export function canonicalize(text: string): string {
   return canonical(parsePermission(text));
 }
 
+/** A permission list in canonical form, each permission once, in first-seen order. */
+export function canonicalList(perms: readonly string[]): string[] {
+  return [...new Set(perms.map(canonicalize))];
+}
+
 function isGlobalWildcard(permission: Permission): boolean {
   return !permission.negator && permission.namespace === 'global' && permission.perm === '*';
 }
