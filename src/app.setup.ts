@@ -12,7 +12,7 @@ import type { DestinationStream, Logger } from 'pino';
 import fastifyCors from '@fastify/cors';
 import { AppModule } from 'src/app.module';
 import { preparePassportRequests } from 'src/auth/passport-request';
-import { answerFrameworkError } from 'src/common/errors/framework-errors';
+import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
@@ -31,6 +31,13 @@ export function createHttpAdapter(
 ): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
+    // A client that stops sending mid-request is answered and dropped instead of holding a socket.
+    requestTimeout: config.http.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.http.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(1_000, config.http.requestTimeoutMs / 2),
+    },
+    clientErrorHandler: answerClientError,
     trustProxy: config.http.trustProxy,
     loggerInstance: createRootLogger(config.logLevel, destination),
     // One line per request, written on response (see configureApp), instead of Fastify's two; the

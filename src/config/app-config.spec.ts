@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       trustProxy: false,
       bodyLimitBytes: 102_400,
+      requestTimeoutMs: 30_000,
     });
     expect(config.database).toEqual({ engine: 'pglite', directory: null });
     expect(config.dataDir).toBe('/srv/app/.data');
@@ -81,6 +82,7 @@ describe('loadConfig', () => {
       DISCORD_CLIENT_SECRET: 'shh',
       DISCORD_BOT_TOKEN: 'bot-token',
       PLATFORM_TIMEOUT_MS: '2500',
+      HTTP_REQUEST_TIMEOUT_MS: '10000',
       PLATFORM_CACHE_TTL: '30',
       RATE_LIMIT_OAUTH2: '5/30',
       RATE_LIMIT_GUILDS_REFRESH: '1/600',
@@ -97,7 +99,12 @@ describe('loadConfig', () => {
       RATE_LIMITS_ENABLED: 'false',
       LOG_LEVEL: 'debug',
     });
-    expect(config.http).toMatchObject({ port: 8080, host: '127.0.0.1', trustProxy: true });
+    expect(config.http).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      trustProxy: true,
+      requestTimeoutMs: 10_000,
+    });
     expect(config.database).toEqual({ engine: 'postgres', url: 'postgres://bms:pw@db:5432/bms' });
     expect(config.dataDir).toBe('/var/lib/bms');
     expect(config.redisUrl).toBe('redis://cache:6379/0');
@@ -153,6 +160,8 @@ describe('loadConfig', () => {
     ['DISCORD_API_URL', 'ftp://discord.com/api'],
     ['DISCORD_CLIENT_ID', 'abc'],
     ['DISCORD_CLIENT_ID', '123456789012345678901'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '999'],
+    ['HTTP_REQUEST_TIMEOUT_MS', 'slow'],
     ['PLATFORM_TIMEOUT_MS', '50'],
     ['PLATFORM_TIMEOUT_MS', 'fast'],
     ['PLATFORM_CACHE_TTL', '0'],

@@ -25,6 +25,8 @@ export interface HttpConfig {
   readonly host: string;
   readonly trustProxy: boolean;
   readonly bodyLimitBytes: number;
+  /** A request's headers and body must arrive within this time, or it is refused (slow clients). */
+  readonly requestTimeoutMs: number;
 }
 
 export interface PlatformConfig {
@@ -106,6 +108,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       host: env.HOST ?? '0.0.0.0',
       trustProxy: env.TRUST_PROXY ?? false,
       bodyLimitBytes: BODY_LIMIT_BYTES,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000,
     },
     database,
     dataDir,

@@ -140,6 +140,13 @@ export class EnvironmentSchema {
 
   @Transform(toInteger)
   @IsOptional()
+  @IsInt({ message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 1000 to 300000' })
+  @Min(1000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 1000 to 300000' })
+  @Max(300_000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer from 1000 to 300000' })
+  HTTP_REQUEST_TIMEOUT_MS?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
   @IsInt({ message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 60000' })
   @Min(100, { message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 60000' })
   @Max(60_000, { message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 60000' })

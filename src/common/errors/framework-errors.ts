@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -21,4 +23,36 @@ export function answerFrameworkError(
   const message = MESSAGES[error.code] ?? 'The request could not be routed';
   const { status, body } = renderError(new AppException(ErrorCode.BadRequest, message), request.id);
   void reply.code(status).header(REQUEST_ID_HEADER, request.id).send(body);
+}
+
+/** Why Node's HTTP parser gave up on a connection, in words for the API's user. */
+const CLIENT_ERROR_MESSAGES: Readonly<Record<string, string>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request was not received in full in time',
+  HPE_HEADER_OVERFLOW: 'The request headers are too large',
+};
+
+/**
+ * Errors Node's HTTP parser raises before any request exists (Fastify's `clientErrorHandler`):
+ * malformed requests, oversized headers, bodies that stop arriving. Answered in the same
+ * `{message, code}` shape, then the connection is closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const requestId = randomUUID();
+    const message = CLIENT_ERROR_MESSAGES[error.code ?? ''] ?? 'The request is malformed';
+    const { status, body } = renderError(
+      new AppException(ErrorCode.BadRequest, message),
+      requestId,
+    );
+    const json = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${status} Bad Request\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(json)}\r\n` +
+        `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
+        `Connection: close\r\n\r\n${json}`,
+    );
+  }
+  socket.destroy();
 }

@@ -1,0 +1,276 @@
+import type { RawRequest } from 'test/support/raw-http';
+
+/** How a route authenticates in the robustness run. */
+export type Caller = 'public' | 'login' | 'root-api';
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface FieldSpec {
+  valid: Json;
+  /** Values of the right JSON type that the route must still refuse. */
+  invalid?: Json[];
+  /** null is a valid value (it is not tried as a wrong type). */
+  nullable?: boolean;
+  /** The codes a bad value may be refused with; `BadRequest` unless given. */
+  codes?: string[];
+}
+
+export interface QuerySpec {
+  valid: string;
+  invalid?: string[];
+  /** The route cannot do without it. */
+  required?: boolean;
+}
+
+/** One route of the API, with a request it accepts; the cases are derived from it. */
+export interface Endpoint {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** The OpenAPI path, `{param}` included. */
+  path: string;
+  caller: Caller;
+  param?: { valid: string; invalid: string[] };
+  query?: Record<string, QuerySpec>;
+  body?: Record<string, FieldSpec>;
+}
+
+export interface BadInput {
+  label: string;
+  request: RawRequest;
+  /** The codes this input may be refused with (always among the route's documented ones). */
+  codes: string[];
+}
+
+const HUGE = 'x'.repeat(20_000);
+const UNICODE = 'Zalgo̸̢͓ 名前 💥🇫🇷 \u202e\u0000';
+export const INJECTIONS = [
+  "' OR '1'='1' --",
+  '1; DROP TABLE users; --',
+  '<script>alert(1)</script>',
+  '${jndi:ldap://x/a}',
+  '{{7*7}}',
+  '../../etc/passwd',
+];
+
+/** Malformed values for a snowflake path parameter (1–20 plain digits), URL-encoded as sent. */
+export const BAD_SNOWFLAKES = [
+  'abc',
+  '-1',
+  '1.5',
+  '1e3',
+  '0x1F',
+  '007',
+  '%20123',
+  '123%00',
+  '%D9%A1%D9%A2%D9%A3', // Arabic-Indic digits
+  '%F0%9F%92%A5',
+  '1'.repeat(21),
+  '1'.repeat(120),
+  encodeURIComponent(INJECTIONS[0]),
+  encodeURIComponent(INJECTIONS[1]),
+  '..%2F..%2Fetc%2Fpasswd',
+  '%zz',
+];
+
+/** Malformed values for a UUID path parameter. */
+export const BAD_UUIDS = [
+  'abc',
+  '1',
+  '-1',
+  '00000000-0000-0000-0000-00000000000',
+  '00000000-0000-0000-0000-0000000000000',
+  '%7B00000000-0000-0000-0000-000000000000%7D',
+  'g0000000-0000-0000-0000-000000000000',
+  '1'.repeat(120),
+  encodeURIComponent(INJECTIONS[0]),
+  '%F0%9F%92%A5',
+  '%zz',
+];
+
+/** Authorization headers that name no usable session (undefined: no header at all). */
+const BAD_AUTHORIZATIONS: (string | undefined)[] = [
+  undefined,
+  '',
+  'Bearer',
+  'Bearer ',
+  'Basic dXNlcjpwYXNzd29yZA==',
+  `Bearer arl_${'a'.repeat(43)}`,
+  `Bearer ara_${'a'.repeat(43)}`,
+  `Bearer arl_${'a'.repeat(5_000)}`,
+  'Bearer arl_\u00e9\u00e9\u00e9',
+  `Bearer ${INJECTIONS[0]}`,
+  'Bearer arl_x Bearer arl_y',
+  'arl_',
+];
+
+function wrongTypes(valid: Json): Json[] {
+  const all: Json[] = [null, true, 0, -1, 1.5, 'text', [], {}];
+  const kind = (value: Json): string =>
+    value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  return [
+    ...all.filter((value) => kind(value) !== kind(valid)),
+    ...(Array.isArray(valid) ? [] : [[valid]]),
+  ];
+}
+
+function without<T>(record: Record<string, T>, key: string): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== key));
+}
+
+function describeValue(value: Json): string {
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function queryString(query: Record<string, string | string[]>): string {
+  const pairs = Object.entries(query).flatMap(([key, value]) =>
+    (Array.isArray(value) ? value : [value]).map((v) => `${key}=${v}`),
+  );
+  return pairs.length ? `?${pairs.join('&')}` : '';
+}
+
+function validQuery(endpoint: Endpoint): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(endpoint.query ?? {}).map(([key, spec]) => [key, spec.valid]),
+  );
+}
+
+function validBody(endpoint: Endpoint): Record<string, Json> {
+  return Object.fromEntries(
+    Object.entries(endpoint.body ?? {}).map(([key, spec]) => [key, spec.valid]),
+  );
+}
+
+/** The request the route accepts, with its parts replaceable. */
+export function buildRequest(
+  endpoint: Endpoint,
+  parts: {
+    param?: string;
+    query?: string;
+    body?: string;
+    contentType?: string | null;
+    contentLength?: number;
+  } = {},
+): RawRequest {
+  const param = parts.param ?? endpoint.param?.valid ?? '';
+  const path = endpoint.path.replace(/\{[a-z_]+\}/, param);
+  const query = parts.query ?? queryString(validQuery(endpoint));
+  const headers: Record<string, string> = {};
+  let body = parts.body;
+  if (endpoint.body && body === undefined) body = JSON.stringify(validBody(endpoint));
+  const contentType = parts.contentType === undefined ? 'application/json' : parts.contentType;
+  if (body !== undefined && contentType !== null) headers['content-type'] = contentType;
+  return {
+    method: endpoint.method,
+    path: path + query,
+    headers,
+    body,
+    contentLength: parts.contentLength,
+  };
+}
+
+/** Every bad input of the route's parameters, query and body. */
+export function badInputs(endpoint: Endpoint): BadInput[] {
+  return [...paramCases(endpoint), ...queryCases(endpoint), ...bodyCases(endpoint)];
+}
+
+/** Bad Authorization headers, for routes that need a session. */
+export function badAuthorizations(endpoint: Endpoint): BadInput[] {
+  return BAD_AUTHORIZATIONS.map((authorization) => {
+    const request = buildRequest(endpoint);
+    if (authorization !== undefined) request.headers = { ...request.headers, authorization };
+    return {
+      label: `Authorization ${authorization === undefined ? '(none)' : JSON.stringify(authorization.slice(0, 40))}`,
+      request,
+      codes: ['NoAuthToken', 'InvalidToken'],
+    };
+  });
+}
+
+function paramCases(endpoint: Endpoint): BadInput[] {
+  return (endpoint.param?.invalid ?? []).map((param) => ({
+    label: `path parameter ${param.slice(0, 40)}`,
+    request: buildRequest(endpoint, { param }),
+    codes: ['BadRequest'],
+  }));
+}
+
+function queryCases(endpoint: Endpoint): BadInput[] {
+  if (!endpoint.query) return [];
+  const valid = validQuery(endpoint);
+  const cases: BadInput[] = [];
+  const add = (label: string, query: Record<string, string | string[]>): void => {
+    cases.push({
+      label: `query ${label}`,
+      request: buildRequest(endpoint, { query: queryString(query) }),
+      codes: ['BadRequest'],
+    });
+  };
+  for (const [key, spec] of Object.entries(endpoint.query)) {
+    add(`${key} twice`, { ...valid, [key]: [spec.valid, spec.valid] });
+    add(`${key}[]`, { ...without(valid, key), [`${key}[]`]: spec.valid });
+    for (const value of [...(spec.invalid ?? []), '', HUGE.slice(0, 2_000)]) {
+      add(`${key}=${value.slice(0, 30)}`, { ...valid, [key]: encodeURIComponent(value) });
+    }
+    if (spec.required) add(`without ${key}`, without(valid, key));
+  }
+  add('with an unknown parameter', { ...valid, unknown: '1' });
+  return cases;
+}
+
+function bodyCases(endpoint: Endpoint): BadInput[] {
+  if (!endpoint.body) return [];
+  const valid = validBody(endpoint);
+  const json = JSON.stringify(valid);
+  const cases: BadInput[] = [];
+  const add = (label: string, parts: Parameters<typeof buildRequest>[1]): void => {
+    cases.push({
+      label: `body ${label}`,
+      request: buildRequest(endpoint, parts),
+      codes: ['BadRequest'],
+    });
+  };
+  const addJson = (label: string, body: Json): void => add(label, { body: JSON.stringify(body) });
+
+  for (const whole of [null, [], [valid], 'text', 42, true, {}] as Json[]) {
+    addJson(`= ${describeValue(whole)}`, whole);
+  }
+  for (const [field, spec] of Object.entries(endpoint.body)) {
+    addJson(`without ${field}`, without(valid, field));
+    const values = [
+      ...wrongTypes(spec.valid).filter((value) => !(spec.nullable && value === null)),
+      ...(spec.invalid ?? []),
+    ];
+    for (const value of values) {
+      cases.push({
+        label: `body ${field} = ${describeValue(value)}`,
+        request: buildRequest(endpoint, { body: JSON.stringify({ ...valid, [field]: value }) }),
+        codes: spec.codes ?? ['BadRequest'],
+      });
+    }
+  }
+  addJson('with an extra field', { ...valid, extra: 1 });
+  add('with __proto__', { body: `{"__proto__":{"polluted":true},${json.slice(1)}` });
+  add('with constructor.prototype', {
+    body: `{"constructor":{"prototype":{"polluted":true}},${json.slice(1)}`,
+  });
+  add('truncated', { body: json.slice(0, Math.floor(json.length / 2)) });
+  add('empty', { body: '' });
+  add('not JSON', { body: "{name: 'x'}" });
+  add('over 100 KiB', { body: JSON.stringify({ ...valid, padding: 'x'.repeat(110 * 1024) }) });
+  for (const contentType of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'application/octet-stream',
+  ]) {
+    add(`as ${contentType}`, { contentType });
+  }
+  add('without a Content-Type', { contentType: null });
+  return cases;
+}
+
+/** Values no string field of this API accepts where a specific format is required. */
+export const STRING_ABUSE: Json[] = [HUGE, UNICODE, ...INJECTIONS];
+/** Too long, or carrying control characters. */
+export const LONG_AND_CONTROL: Json[] = [HUGE, UNICODE];

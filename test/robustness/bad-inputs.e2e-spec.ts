@@ -1,0 +1,426 @@
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { ALTERNATE_STATUSES, ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import {
+  badAuthorizations,
+  badInputs,
+  BAD_SNOWFLAKES,
+  BAD_UUIDS,
+  buildRequest,
+  INJECTIONS,
+  LONG_AND_CONTROL,
+  type Json,
+  STRING_ABUSE,
+  type Caller,
+  type Endpoint,
+} from 'test/robustness/bad-input-cases';
+import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
+import { rawRequest, type RawRequest, type RawResponse } from 'test/support/raw-http';
+import { useTestApp, type TestApp } from 'test/support/test-app';
+import { actor, CHANNEL, ok } from 'test/settings/settings-support';
+
+const ROOT = DEMO_IDS.demoUser;
+const GUILD = DEMO_IDS.community;
+const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+const SESSION_ID = '00000000-0000-4000-8000-000000000000';
+
+/** Every route of the API with a request it accepts; every bad input is derived from these. */
+const ENDPOINTS: Endpoint[] = [
+  { method: 'GET', path: '/config', caller: 'public' },
+  { method: 'GET', path: '/healthz', caller: 'public' },
+  { method: 'GET', path: '/readyz', caller: 'public' },
+  { method: 'GET', path: '/bot-stats', caller: 'public' },
+  { method: 'GET', path: '/bot-state', caller: 'public' },
+  {
+    method: 'GET',
+    path: '/demo/oauth2-code',
+    caller: 'public',
+    query: {
+      user_id: { valid: ROOT, invalid: ['abc', '-1', '1.5', '1'.repeat(21), INJECTIONS[0]] },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/oauth2',
+    caller: 'public',
+    body: {
+      code: { valid: 'never-issued-code', invalid: ['', 'ab', 'x'.repeat(257), ...STRING_ABUSE] },
+      redirect_uri: {
+        valid: REDIRECT,
+        // Outside the allow-list: 403 Restricted.
+        codes: ['BadRequest', 'Restricted'],
+        invalid: [
+          '',
+          'http://evil.example/cb',
+          'http://localhost:3000/docs/oauth2-redirect.html?x=1',
+          'javascript:alert(1)',
+          ...STRING_ABUSE,
+        ],
+      },
+    },
+  },
+  { method: 'GET', path: '/sessions/@me', caller: 'login' },
+  { method: 'GET', path: '/sessions', caller: 'login' },
+  {
+    method: 'POST',
+    path: '/sessions',
+    caller: 'login',
+    body: {
+      name: {
+        valid: 'robustness',
+        invalid: ['', 'x'.repeat(65), 'tab\there', 'nul\u0000', ...LONG_AND_CONTROL],
+      },
+      type: { valid: 'api', invalid: ['login', 'API', '', ...INJECTIONS] },
+      expiry: { valid: 3600, invalid: [59, 0, -1, 1.5, 1e300, 2 ** 53] },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/sessions/{session_id}',
+    caller: 'login',
+    param: { valid: SESSION_ID, invalid: BAD_UUIDS },
+  },
+  {
+    method: 'GET',
+    path: '/users/@me/guilds',
+    caller: 'login',
+    query: { refresh: { valid: 'false', invalid: ['yes', '1', 'TRUE', INJECTIONS[0]] } },
+  },
+  {
+    method: 'GET',
+    path: '/users/@me/guilds/{guild_id}',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+  },
+  {
+    method: 'GET',
+    path: '/guilds/{guild_id}/settings',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+  },
+  {
+    method: 'POST',
+    path: '/guilds/{guild_id}/settings',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+    body: {
+      setting: {
+        valid: 'auditlog_sinks',
+        invalid: ['', 'nope', 'AUDITLOG_SINKS', ...STRING_ABUSE],
+        codes: ['BadRequest', 'NotFound'],
+      },
+      operation: { valid: 'View', invalid: ['view', 'Reorder', 'Drop', '', ...INJECTIONS] },
+      fields: {
+        valid: {},
+        invalid: [
+          { limit: -1 },
+          { limit: 101 },
+          { limit: '10' },
+          { offset: -1 },
+          { channel: 'abc' },
+          { channel: INJECTIONS[1] },
+          { enabled: 'yes' },
+          { unknown: 1 },
+          JSON.parse('{"__proto__": {"polluted": true}}') as Json,
+        ],
+      },
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/internal/shards/{shard_id}',
+    caller: 'root-api',
+    param: {
+      valid: '0',
+      invalid: [
+        'abc',
+        '-1',
+        '1.5',
+        '007',
+        '1e3',
+        '65536',
+        '99999999999',
+        '%201',
+        '%zz',
+        '1'.repeat(120),
+      ],
+    },
+    body: {
+      status: { valid: 'Ready', invalid: ['Unknown', 'ready', '', ...INJECTIONS] },
+      real_latency: { valid: 42, nullable: true, invalid: [-1, 1.5, 1e12] },
+      guilds: { valid: 1200, invalid: [-1, 1.5, 2 ** 60] },
+      users: { valid: 50_000, invalid: [-1, 2 ** 60] },
+      uptime: { valid: 3600, invalid: [-1, 0.5] },
+      total_uptime: { valid: 86_400, invalid: [-1, 1e300] },
+    },
+  },
+];
+
+interface OpenApiOperation {
+  responses: Record<string, { content?: { 'application/json'?: { examples?: object } } }>;
+}
+const OPENAPI = JSON.parse(readFileSync(join(__dirname, '..', '..', 'openapi.json'), 'utf8')) as {
+  paths: Record<string, Record<string, OpenApiOperation>>;
+};
+
+/** The error codes a route documents, by status. */
+function documentedCodes(endpoint: Endpoint): Map<number, string[]> {
+  const operation = OPENAPI.paths[endpoint.path]?.[endpoint.method.toLowerCase()];
+  if (!operation) throw new Error(`${endpoint.method} ${endpoint.path} is not in openapi.json`);
+  return new Map(
+    Object.entries(operation.responses).map(([status, response]) => [
+      Number(status),
+      Object.keys(response.content?.['application/json']?.examples ?? {}),
+    ]),
+  );
+}
+
+function statusesOf(code: ErrorCode): number[] {
+  return [ERROR_STATUS[code], ...(ALTERNATE_STATUSES[code] ?? [])];
+}
+
+function label(endpoint: Endpoint): string {
+  return `${endpoint.method} ${endpoint.path}`;
+}
+
+describe('robustness: bad inputs on every route', () => {
+  const t = useTestApp({ env: { ROOT_USERS: ROOT } });
+  const tokens: Partial<Record<Caller, string>> = {};
+  let before: TableSnapshot;
+
+  beforeAll(async () => {
+    const login = await loginAs(t(), ROOT);
+    tokens.login = `Bearer ${login.token}`;
+    tokens['root-api'] = (await createApiToken(t(), login.token, { name: 'shard reporter' })).token;
+    await seedData(t(), tokens);
+    before = await snapshot(t());
+  });
+
+  it('knows every route of openapi.json', () => {
+    const documented = Object.entries(OPENAPI.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(ENDPOINTS.map(label).sort()).toEqual(documented.sort());
+  });
+
+  describe.each(ENDPOINTS.map((endpoint) => [label(endpoint), endpoint] as const))(
+    '%s',
+    (_name, endpoint) => {
+      const cases = [
+        ...badInputs(endpoint),
+        ...(endpoint.caller === 'public' ? [] : badAuthorizations(endpoint)),
+      ];
+      if (cases.length === 0) {
+        it('has no input to abuse but its URL', async () => {
+          const res = await send(t(), { method: endpoint.method, path: `${endpoint.path}%zz` });
+          expectRefused(res, ['BadRequest', 'NotFound'], null);
+        });
+        return;
+      }
+      it.each(cases.map((input) => [input.label, input] as const))('%s', async (_label, input) => {
+        const isAuthCase = input.codes.includes('NoAuthToken');
+        const request = isAuthCase ? input.request : authorize(input.request, endpoint, tokens);
+        const res = await send(t(), request);
+        expectRefused(res, input.codes, documentedCodes(endpoint));
+      });
+    },
+  );
+
+  it('logged no error while refusing them', () => {
+    const errors = t().logs.lines.filter((line) => Number(line.level) >= 50);
+    expect(errors).toEqual([]);
+  });
+
+  it('left the data created before the run intact', async () => {
+    expect(await snapshot(t())).toEqual(before);
+    const sessions = await t()
+      .http()
+      .get('/sessions')
+      .set('Authorization', tokens.login!)
+      .expect(200);
+    expect(sessions.body.sessions).toHaveLength(2);
+  });
+
+  it.each(ENDPOINTS.map((endpoint) => [label(endpoint), endpoint] as const))(
+    "%s accepts the table's base request (run last: it writes)",
+    async (_name, endpoint) => {
+      const res = await send(t(), authorize(await baseRequest(t(), endpoint), endpoint, tokens));
+      // The bases are valid in form: unknown-but-well-formed ids may be 404, never 400 or 500.
+      expect([200, 201, 204, 404]).toContain(res.status);
+    },
+  );
+});
+
+describe('robustness: odd but valid strings', () => {
+  const t = useTestApp();
+
+  it.each([...INJECTIONS, 'Zalgo̸̢͓ 名前 💥🇫🇷 \u202e', 'O\'Brien "quoted" \\ backslash'])(
+    'stores the session name %j verbatim',
+    async (name) => {
+      const login = await loginAs(t());
+      const created = await createApiToken(t(), login.token, { name });
+      const listed = await t()
+        .http()
+        .get('/sessions')
+        .set('Authorization', login.token)
+        .expect(200);
+      const session = (listed.body.sessions as { id: string; name: string }[]).find(
+        (s) => s.id === created.sessionId,
+      );
+      expect(session?.name).toBe(name);
+      const [row] = await databaseOf(t()).query<{ name: string }[]>(
+        'SELECT name FROM sessions WHERE id = $1',
+        [created.sessionId],
+      );
+      expect(row.name).toBe(name);
+    },
+  );
+});
+
+describe('robustness: requests that never finish or cannot be parsed', () => {
+  const t = useTestApp({ env: { HTTP_REQUEST_TIMEOUT_MS: '1000' } });
+
+  it('answers a body that stops arriving with 400 BadRequest and closes the connection', async () => {
+    const res = await send(t(), {
+      method: 'POST',
+      path: '/oauth2',
+      headers: { 'content-type': 'application/json' },
+      body: '{"code": "abc',
+      contentLength: 200,
+    });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      message: 'The request was not received in full in time',
+      code: 'BadRequest',
+    });
+    expect(res.headers.connection).toBe('close');
+    expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    expect(res.elapsedMs).toBeLessThan(4_000);
+  });
+
+  it.each([
+    ['a malformed request line', 'GARBAGE\r\n\r\n', 'The request is malformed'],
+    [
+      'headers over the size limit',
+      `GET /config HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'The request headers are too large',
+    ],
+    [
+      'a bad Content-Length',
+      'POST /oauth2 HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n',
+      'The request is malformed',
+    ],
+  ])('answers %s with 400 BadRequest JSON', async (_name, wire, message) => {
+    const answer = await sendWire(t(), wire);
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/content-type: application\/json/i);
+    expect(JSON.parse(body)).toEqual({ message, code: 'BadRequest' });
+  });
+});
+
+/** Writes raw bytes on a new connection and returns everything the server sends before closing. */
+function sendWire(t: TestApp, wire: string): Promise<string> {
+  const address = t.app.getHttpServer().address();
+  if (address === null || typeof address === 'string') throw new Error('not listening');
+  return new Promise((resolve, reject) => {
+    const socket = connect(address.port, '127.0.0.1', () => socket.write(wire));
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error('no answer within 5 s'));
+    }, 5_000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+  });
+}
+
+/** The route's base request; a login gets a code of its own, since codes are single-use. */
+async function baseRequest(t: TestApp, endpoint: Endpoint): Promise<RawRequest> {
+  if (endpoint.path !== '/oauth2') return buildRequest(endpoint);
+  const issued = await t.http().get(`/demo/oauth2-code?user_id=${ROOT}`).expect(200);
+  const body = JSON.stringify({ code: issued.body.code, redirect_uri: REDIRECT });
+  return buildRequest(endpoint, { body });
+}
+
+function authorize(
+  request: RawRequest,
+  endpoint: Endpoint,
+  tokens: Partial<Record<Caller, string>>,
+): RawRequest {
+  if (endpoint.caller === 'public') return request;
+  return { ...request, headers: { ...request.headers, authorization: tokens[endpoint.caller] } };
+}
+
+function send(t: TestApp, request: RawRequest): Promise<RawResponse> {
+  const address = t.app.getHttpServer().address();
+  if (address === null || typeof address === 'string') throw new Error('not listening');
+  return rawRequest(address.port, request);
+}
+
+/** A 4xx `{message, code}` JSON answer whose code is allowed for its status (and documented). */
+function expectRefused(
+  res: RawResponse,
+  codes: string[],
+  documented: Map<number, string[]> | null,
+): void {
+  const summary = { status: res.status, body: res.json ?? res.text.slice(0, 200) };
+  expect(summary).toMatchObject({
+    status: expect.any(Number),
+    body: { message: expect.any(String), code: expect.any(String) },
+  });
+  const body = res.json as { message: string; code: ErrorCode; error_id?: string };
+  expect(res.status).toBeGreaterThanOrEqual(400);
+  expect(res.status).toBeLessThan(500);
+  expect(codes).toContain(body.code);
+  expect(statusesOf(body.code)).toContain(res.status);
+  if (documented && res.status !== 413)
+    expect(documented.get(ERROR_STATUS[body.code])).toContain(body.code);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(body.message.length).toBeGreaterThan(0);
+  expect(body.error_id).toBeUndefined();
+}
+
+/** Data every route can see, created before the bad inputs. */
+async function seedData(t: TestApp, tokens: Partial<Record<Caller, string>>): Promise<void> {
+  const owner = await actor(t, DEMO_IDS.alice);
+  ok(
+    await owner.exec('auditlog_sinks', 'Create', {
+      channel: CHANNEL.modLog,
+      events: ['lockdown'],
+      enabled: true,
+    }),
+  );
+  ok(
+    await owner.exec('guildmembers', 'Create', {
+      user_id: ROOT,
+      perm_overrides: ['auditlog_sinks.view'],
+    }),
+  );
+  // A shard report: the PUT route's base request.
+  const shards = ENDPOINTS.find((endpoint) => endpoint.method === 'PUT')!;
+  expect((await send(t, authorize(buildRequest(shards), shards, tokens))).status).toBe(200);
+}
+
+type TableSnapshot = Record<string, string[]>;
+
+/** Every row of every table (except when a session was last used), in a stable order. */
+async function snapshot(t: TestApp): Promise<TableSnapshot> {
+  const database = databaseOf(t);
+  const result: TableSnapshot = {};
+  for (const metadata of database.entityMetadatas) {
+    const rows = await database.query<Record<string, unknown>[]>(
+      `SELECT * FROM "${metadata.tableName}"`,
+    );
+    result[metadata.tableName] = rows
+      .map((row) => JSON.stringify({ ...row, last_used_at: undefined }))
+      .sort();
+  }
+  return result;
+}
