@@ -14,7 +14,7 @@ function cliDataSource(): DataSource {
       'The TypeORM CLI needs DATABASE_URL=postgres://…; the embedded database migrates itself at boot',
     );
   }
-  return new DataSource(dataSourceOptions(database.url, 'postgres'));
+  return new DataSource(dataSourceOptions(database.url, 'postgres', database.poolSize));
 }
 
 export const dataSource = cliDataSource();

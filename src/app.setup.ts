@@ -46,6 +46,10 @@ export function createHttpAdapter(
     childLoggerFactory: (logger: FastifyBaseLogger) => logger,
     // Lets in-flight requests finish on shutdown while idle keep-alive sockets are closed.
     forceCloseConnections: 'idle',
+    // A request that reaches an open connection while draining is served (and told to close the
+    // connection) rather than refused with Fastify's own 503 body: the database is closed only
+    // after the HTTP server.
+    return503OnClosing: false,
     // No Nest middleware is used: without middie no request pays for an empty middleware chain.
     skipMiddie: true,
     requestIdHeader: false,

@@ -1,7 +1,9 @@
-import { EmbeddedPostgres } from 'src/database/embedded-postgres';
-import { TcpProxy } from 'test/support/tcp-proxy';
-import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
-import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
+import {
+  startAppWithCuttableDatabase,
+  type AppWithCuttableDatabase,
+} from 'test/support/database-server';
+import type { TcpProxy } from 'test/support/tcp-proxy';
+import { useTestApp, type TestApp } from 'test/support/test-app';
 
 describe('health', () => {
   describe('on a reachable database', () => {
@@ -34,28 +36,15 @@ describe('health', () => {
   });
 
   describe('when the database becomes unreachable', () => {
-    let target: { database: TestDatabase; stop(): Promise<void> };
-    let proxy: TcpProxy;
+    let server: AppWithCuttableDatabase;
     let t: TestApp;
+    let proxy: TcpProxy;
 
     beforeAll(async () => {
-      target = await startDatabaseServer();
-      const upstream = new URL(target.database.url);
-      proxy = await TcpProxy.start(upstream.hostname, Number(upstream.port || 5432));
-      const proxied = new URL(target.database.url);
-      proxied.hostname = '127.0.0.1';
-      proxied.port = String(proxy.port);
-      t = await createTestApp({
-        // The target owns the database; the app only borrows it through the proxy.
-        database: { ...target.database, url: proxied.toString(), drop: () => Promise.resolve() },
-        env: { REDIS_URL: undefined },
-      });
+      server = await startAppWithCuttableDatabase({ REDIS_URL: undefined });
+      ({ app: t, proxy } = server);
     });
-    afterAll(async () => {
-      await t.close();
-      await proxy.close();
-      await target.stop();
-    });
+    afterAll(() => server.close());
 
     it('answers 503 with the error shape and which check failed, then recovers', async () => {
       await t.http().get('/readyz').expect(200);
@@ -78,17 +67,3 @@ describe('health', () => {
     });
   });
 });
-
-/**
- * A database server the app reaches over TCP: a fresh database on the CI PostgreSQL, or an embedded
- * PGlite server of the test's own.
- */
-async function startDatabaseServer(): Promise<{ database: TestDatabase; stop(): Promise<void> }> {
-  const database = await createTestDatabase();
-  if (database.engine === 'postgres') return { database, stop: () => database.drop() };
-  const embedded = await EmbeddedPostgres.start(null);
-  return {
-    database: { url: embedded.url, engine: 'postgres', drop: () => Promise.resolve() },
-    stop: () => embedded.stop(),
-  };
-}

@@ -4,11 +4,14 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { unusedPort } from 'test/support/ports';
 
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+/** The demo community's moderation log channel: the bot may post there. */
+const MOD_LOG = '1100000000000000132';
 
 // The built entry points, as `npm start` and `npm run cli` run them.
 beforeAll(() => {
@@ -59,6 +62,75 @@ describe('the service process', () => {
         status: 'ok',
         checks: { database: 'up' },
       });
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+  });
+});
+
+describe('the service process under load', () => {
+  it('loses no accepted write when SIGTERM arrives mid-load, and answers no write with a 5xx', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bms-sigterm-'));
+    const port = await unusedPort();
+    const env = {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      RATE_LIMITS_ENABLED: 'false',
+    };
+    const service = startService(env);
+    const accepted: string[] = [];
+    const failed: { status: number; body: string }[] = [];
+    let token: string;
+    try {
+      await waitForHealthy(port);
+      token = await demoLogin(port, DEMO_IDS.alice);
+      // Writers create audit-log sinks, each on a new connection, until the service is gone.
+      const writer = async (): Promise<void> => {
+        for (;;) {
+          let res: { status: number; body: string };
+          try {
+            res = await send(port, 'POST', `/guilds/${DEMO_IDS.community}/settings`, token, {
+              setting: 'auditlog_sinks',
+              operation: 'Create',
+              fields: { channel: MOD_LOG, events: ['lockdown'], enabled: true },
+            });
+          } catch {
+            return; // refused: the service has stopped listening
+          }
+          if (res.status === 200) accepted.push((JSON.parse(res.body) as SinkAnswer).data.id);
+          else failed.push(res);
+        }
+      };
+      const writers = Array.from({ length: 8 }, writer);
+      await sleep(1_000);
+      service.child.kill('SIGTERM');
+      const exit = await service.exited;
+      await Promise.all(writers);
+      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+    } finally {
+      service.child.kill('SIGKILL');
+    }
+    expect(failed).toEqual([]);
+    expect(accepted.length).toBeGreaterThan(0);
+
+    // Every write the service acknowledged is there after a restart on the same data directory.
+    const again = startService(env);
+    try {
+      await waitForHealthy(port);
+      const stored = new Set<string>();
+      for (let offset = 0; ; offset += 100) {
+        const page = await send(port, 'POST', `/guilds/${DEMO_IDS.community}/settings`, token, {
+          setting: 'auditlog_sinks',
+          operation: 'View',
+          fields: { limit: 100, offset },
+        });
+        const sinks = (JSON.parse(page.body) as { data: { id: string }[] }).data;
+        for (const sink of sinks) stored.add(sink.id);
+        if (sinks.length < 100) break;
+      }
+      expect(accepted.filter((id) => !stored.has(id))).toEqual([]);
     } finally {
       again.child.kill('SIGTERM');
       await again.exited;
@@ -207,6 +279,51 @@ function get(port: number, path: string, token?: string): Promise<string> {
     req.on('error', fail);
     req.end();
   });
+}
+
+interface SinkAnswer {
+  data: { id: string };
+}
+
+/** One request on a new connection; rejects when the connection is refused or cut. */
+function send(
+  port: number,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = {};
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (payload !== undefined) headers['Content-Type'] = 'application/json';
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method, headers, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => done({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', fail);
+      },
+    );
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
+
+/** Logs a demo user in through the demo code route and POST /oauth2; returns the token. */
+async function demoLogin(port: number, userId: string): Promise<string> {
+  const code = JSON.parse(await get(port, `/demo/oauth2-code?user_id=${userId}`)) as {
+    code: string;
+    redirect_uri: string;
+  };
+  const login = await send(port, 'POST', '/oauth2', null, {
+    code: code.code,
+    redirect_uri: code.redirect_uri,
+  });
+  expect(login.status).toBe(200);
+  return (JSON.parse(login.body) as { token: string }).token;
 }
 
 /** Sends the headers and half of a JSON body now, the rest on `finish()`. */

@@ -74,6 +74,7 @@ describe('loadConfig', () => {
       PORT: '8080',
       HOST: '127.0.0.1',
       DATABASE_URL: 'postgres://bms:pw@db:5432/bms',
+      DATABASE_POOL_SIZE: '4',
       DATA_DIR: '/var/lib/bms',
       REDIS_URL: 'redis://cache:6379/0',
       REDIS_KEY_PREFIX: 'staging:bms:',
@@ -105,7 +106,11 @@ describe('loadConfig', () => {
       trustProxy: true,
       requestTimeoutMs: 10_000,
     });
-    expect(config.database).toEqual({ engine: 'postgres', url: 'postgres://bms:pw@db:5432/bms' });
+    expect(config.database).toEqual({
+      engine: 'postgres',
+      url: 'postgres://bms:pw@db:5432/bms',
+      poolSize: 4,
+    });
     expect(config.dataDir).toBe('/var/lib/bms');
     expect(config.redisUrl).toBe('redis://cache:6379/0');
     expect(config.redisKeyPrefix).toBe('staging:bms:');
@@ -160,6 +165,7 @@ describe('loadConfig', () => {
     ['DISCORD_API_URL', 'ftp://discord.com/api'],
     ['DISCORD_CLIENT_ID', 'abc'],
     ['DISCORD_CLIENT_ID', '123456789012345678901'],
+    ['DATABASE_POOL_SIZE', '0'],
     ['HTTP_REQUEST_TIMEOUT_MS', '999'],
     ['HTTP_REQUEST_TIMEOUT_MS', 'slow'],
     ['PLATFORM_TIMEOUT_MS', '50'],
@@ -204,6 +210,12 @@ describe('loadConfig', () => {
 
   it('requires TOKEN_ENCRYPTION_KEY with PostgreSQL', () => {
     expect(configError({ DATABASE_URL: 'postgres://db/bms' })).toContain('TOKEN_ENCRYPTION_KEY');
+  });
+
+  it('refuses DATABASE_POOL_SIZE with the embedded database (it has one connection)', () => {
+    expect(configError(memory({ DATABASE_POOL_SIZE: '5' }))).toContain(
+      'DATABASE_POOL_SIZE applies to PostgreSQL only',
+    );
   });
 
   it('requires the OAuth2 client id and secret with a real bot token', () => {

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
+import { DEFAULT_POOL_SIZE } from 'src/database/data-source.options';
 import { EnvironmentSchema, type LogLevel } from 'src/config/environment.schema';
 import {
   parseBudget,
@@ -16,7 +17,8 @@ import {
 export const BODY_LIMIT_BYTES = 100 * 1024;
 
 export type DatabaseConfig =
-  | { readonly engine: 'postgres'; readonly url: string }
+  /** `poolSize`: connections this instance may hold (DATABASE_POOL_SIZE). */
+  | { readonly engine: 'postgres'; readonly url: string; readonly poolSize: number }
   /** `directory: null` keeps the embedded database in memory. */
   | { readonly engine: 'pglite'; readonly directory: string | null };
 
@@ -98,7 +100,7 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 export function loadConfig(environment: Environment, cwd: string = process.cwd()): AppConfig {
   const env = validateEnvironment(environment);
   const dataDir = resolve(cwd, env.DATA_DIR ?? '.data');
-  const database = databaseConfig(env.DATABASE_URL, dataDir);
+  const database = databaseConfig(env.DATABASE_URL, env.DATABASE_POOL_SIZE, dataDir);
   const botToken = env.DISCORD_BOT_TOKEN ?? null;
   checkCrossFieldRules(env, database);
 
@@ -183,14 +185,23 @@ function messagesOf(error: ValidationError): string[] {
   );
 }
 
-function databaseConfig(url: string | undefined, dataDir: string): DatabaseConfig {
+function databaseConfig(
+  url: string | undefined,
+  poolSize: number | undefined,
+  dataDir: string,
+): DatabaseConfig {
   if (url === undefined) return { engine: 'pglite', directory: join(dataDir, 'pglite') };
   if (url === 'memory://') return { engine: 'pglite', directory: null };
-  return { engine: 'postgres', url };
+  return { engine: 'postgres', url, poolSize: poolSize ?? DEFAULT_POOL_SIZE.postgres };
 }
 
 function checkCrossFieldRules(env: EnvironmentSchema, database: DatabaseConfig): void {
   const problems: string[] = [];
+  if (database.engine === 'pglite' && env.DATABASE_POOL_SIZE !== undefined) {
+    problems.push(
+      'DATABASE_POOL_SIZE applies to PostgreSQL only: the embedded database has one connection',
+    );
+  }
   if (database.engine === 'postgres' && env.TOKEN_ENCRYPTION_KEY === undefined) {
     problems.push(
       'TOKEN_ENCRYPTION_KEY is required when DATABASE_URL points at PostgreSQL (32 bytes, base64)',

@@ -98,6 +98,13 @@ export class EnvironmentSchema {
   @Validate(DatabaseUrlConstraint)
   DATABASE_URL?: string;
 
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'DATABASE_POOL_SIZE must be an integer from 1 to 200' })
+  @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 200' })
+  @Max(200, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 200' })
+  DATABASE_POOL_SIZE?: number;
+
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()

@@ -1,15 +1,19 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 
-/** How many connections each engine gets (see EmbeddedPostgres for why PGlite has one). */
-const POOL_SIZE = { postgres: 10, pglite: 1 } as const;
+/** Connections per instance by default (see EmbeddedPostgres for why PGlite has one). */
+export const DEFAULT_POOL_SIZE = { postgres: 10, pglite: 1 } as const;
 
 /**
  * The TypeORM options shared by the application and the TypeORM CLI (`ormconfig.ts`), so both see
  * the same entities and migrations. `synchronize` is never on: the schema changes only through
  * committed migrations.
  */
-export function dataSourceOptions(url: string, engine: keyof typeof POOL_SIZE): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  engine: keyof typeof DEFAULT_POOL_SIZE,
+  poolSize: number = DEFAULT_POOL_SIZE[engine],
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -23,7 +27,7 @@ export function dataSourceOptions(url: string, engine: keyof typeof POOL_SIZE): 
     installExtensions: false,
     applicationName: 'bot-management-service',
     extra: {
-      max: POOL_SIZE[engine],
+      max: poolSize,
       // Waiting for a connection or a query is bounded, so a stuck database fails requests cleanly.
       connectionTimeoutMillis: 5_000,
       query_timeout: 15_000,

@@ -47,7 +47,11 @@ class DatabaseEngineModule {}
       imports: [DatabaseEngineModule],
       inject: [AppConfig, DatabaseEngine],
       useFactory: async (config: AppConfig, engine: DatabaseEngine) => ({
-        ...dataSourceOptions(await engine.connectionUrl(), config.database.engine),
+        ...dataSourceOptions(
+          await engine.connectionUrl(),
+          config.database.engine,
+          config.database.engine === 'postgres' ? config.database.poolSize : 1,
+        ),
         migrationsRun: true,
         // Entities a module registers with TypeOrmModule.forFeature() join the glob's (modules
         // outside src/, such as test fixtures, declare settings this way).

@@ -19,7 +19,7 @@ import {
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { rawRequest, type RawRequest, type RawResponse } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, CHANNEL, ok } from 'test/settings/settings-support';
+import { actor, SINK_FIELDS, ok } from 'test/settings/settings-support';
 
 const ROOT = DEMO_IDS.demoUser;
 const GUILD = DEMO_IDS.community;
@@ -390,13 +390,7 @@ function expectRefused(
 /** Data every route can see, created before the bad inputs. */
 async function seedData(t: TestApp, tokens: Partial<Record<Caller, string>>): Promise<void> {
   const owner = await actor(t, DEMO_IDS.alice);
-  ok(
-    await owner.exec('auditlog_sinks', 'Create', {
-      channel: CHANNEL.modLog,
-      events: ['lockdown'],
-      enabled: true,
-    }),
-  );
+  ok(await owner.exec('auditlog_sinks', 'Create', SINK_FIELDS));
   ok(
     await owner.exec('guildmembers', 'Create', {
       user_id: ROOT,

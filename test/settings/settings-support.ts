@@ -16,6 +16,8 @@ export const ROLE = {
   member: id(9),
 };
 export const CHANNEL = { general: id(24), modLog: id(32), staffChat: id(33) };
+/** An `auditlog_sinks` entry the bot can serve: the moderation log channel. */
+export const SINK_FIELDS = { channel: CHANNEL.modLog, events: ['lockdown'], enabled: true };
 
 /** A logged-in demo user who runs setting operations. */
 export interface Actor {

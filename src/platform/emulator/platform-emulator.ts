@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -6,6 +7,9 @@ import { isSnowflake } from 'src/common/validation/snowflake';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import { EmulatorState, type Grant } from 'src/platform/emulator/emulator.state';
+
+/** The fault key matching every route. */
+const ANY_ROUTE = '*';
 
 /** A fault the emulator plays on matching requests, `times` times (default once). */
 export type EmulatorFault =
@@ -59,7 +63,10 @@ export class PlatformEmulator {
   /** Aborts pending "hang" faults when the emulator closes. */
   private readonly closing = new AbortController();
 
-  private constructor(readonly state: EmulatorState) {}
+  private constructor(readonly state: EmulatorState) {
+    // Any number of requests may be held by "hang" faults at once, each listening for the abort.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   static async start(
     seed: EmulatorSeed = DEMO_SEED,
@@ -84,7 +91,10 @@ export class PlatformEmulator {
     );
   }
 
-  /** Plays `fault` on the next `times` requests to `route` (e.g. `GET /guilds/:guild_id`). */
+  /**
+   * Plays `fault` on the next `times` requests to `route` (e.g. `GET /guilds/:guild_id`); `'*'` is
+   * every route without a fault of its own (a platform outage).
+   */
   injectFault(route: string, fault: EmulatorFault, times = 1): void {
     this.faults.set(route, { fault, remaining: times });
   }
@@ -128,10 +138,11 @@ export class PlatformEmulator {
       at: Date.now(),
       auth: authKind(request, this.state),
     });
-    const entry = this.faults.get(route);
+    const key = this.faults.has(route) ? route : ANY_ROUTE;
+    const entry = this.faults.get(key);
     if (!entry) return;
     entry.remaining -= 1;
-    if (entry.remaining <= 0) this.faults.delete(route);
+    if (entry.remaining <= 0) this.faults.delete(key);
     const { fault } = entry;
     if (fault.kind === 'hang') {
       await sleep(fault.delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);

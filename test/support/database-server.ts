@@ -1,0 +1,61 @@
+import { EmbeddedPostgres } from 'src/database/embedded-postgres';
+import type { Environment } from 'src/config/app-config';
+import { TcpProxy } from 'test/support/tcp-proxy';
+import { createTestApp, type TestApp } from 'test/support/test-app';
+import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
+
+/** An application whose database the test can make unreachable (`proxy.cut()`) and restore. */
+export interface AppWithCuttableDatabase {
+  app: TestApp;
+  proxy: TcpProxy;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots an application that reaches its database through a TCP proxy: a fresh database on the
+ * CI's PostgreSQL, or an embedded PGlite server of the test's own (the default run).
+ */
+export async function startAppWithCuttableDatabase(
+  env: Environment = {},
+): Promise<AppWithCuttableDatabase> {
+  const target = await startDatabaseServer();
+  const upstream = new URL(target.database.url);
+  const proxy = await TcpProxy.start(upstream.hostname, Number(upstream.port || 5432));
+  const proxied = new URL(target.database.url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  const app = await createTestApp({
+    // The target owns the database; the app only borrows it through the proxy.
+    database: { ...target.database, url: proxied.toString(), drop: () => Promise.resolve() },
+    // An embedded server serves one connection at a time.
+    env: { DATABASE_POOL_SIZE: target.embedded ? '1' : undefined, ...env },
+  });
+  return {
+    app,
+    proxy,
+    close: async () => {
+      await app.close();
+      await proxy.close();
+      await target.stop();
+    },
+  };
+}
+
+interface DatabaseServer {
+  database: TestDatabase;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+async function startDatabaseServer(): Promise<DatabaseServer> {
+  const database = await createTestDatabase();
+  if (database.engine === 'postgres') {
+    return { database, embedded: false, stop: () => database.drop() };
+  }
+  const server = await EmbeddedPostgres.start(null);
+  return {
+    database: { url: server.url, engine: 'postgres', drop: () => Promise.resolve() },
+    embedded: true,
+    stop: () => server.stop(),
+  };
+}
