@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { SCENARIOS, type Scenario } from './scenarios';
+import { prepareSoakMix } from './soak';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 
 /**
  * `npm run bench`: every scenario against the built service on the embedded default and on
@@ -16,6 +18,10 @@ import { SCENARIOS, type Scenario } from './scenarios';
 const ROOT = join(__dirname, '..', '..');
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** The soak: mixed traffic at a fixed overall rate; `BENCH_SOAK_DURATION=0` skips it. */
+const SOAK_DURATION_S = Number(process.env.BENCH_SOAK_DURATION ?? 300);
+const SOAK_RATE = Number(process.env.BENCH_SOAK_RATE ?? 500);
+const SOAK_CONNECTIONS = 10;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Measured {
@@ -29,17 +35,33 @@ interface Measured {
   peakRssMb: number;
 }
 
+interface Soaked {
+  engine: string;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  rssStartMb: number;
+  rssEndMb: number;
+  peakRssMb: number;
+}
+
+interface EngineResults {
+  scenarios: Measured[];
+  soak: Soaked | null;
+}
+
 async function main(): Promise<void> {
-  const rows: Measured[] = [];
-  rows.push(...(await benchEngine('embedded (PGlite)', {})));
+  const results: EngineResults[] = [];
+  results.push(await benchEngine('embedded (PGlite)', {}));
   const database = await freshPostgresDatabase();
   if (database) {
     try {
-      rows.push(
-        ...(await benchEngine('PostgreSQL', {
+      results.push(
+        await benchEngine('PostgreSQL', {
           DATABASE_URL: database.url,
           TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
-        })),
+        }),
       );
     } finally {
       await database.drop();
@@ -47,10 +69,10 @@ async function main(): Promise<void> {
   } else {
     console.log(`PostgreSQL not reachable at ${ADMIN_URL}: skipped`);
   }
-  report(rows);
+  report(results);
 }
 
-async function benchEngine(engine: string, env: Record<string, string>): Promise<Measured[]> {
+async function benchEngine(engine: string, env: Record<string, string>): Promise<EngineResults> {
   const port = 4100 + Math.floor(Math.random() * 500);
   const service = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
@@ -60,6 +82,8 @@ async function benchEngine(engine: string, env: Record<string, string>): Promise
       HOST: '127.0.0.1',
       DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')),
       RATE_LIMITS_ENABLED: 'false',
+      // The soak's shard reports come from the demo user's API token.
+      ROOT_USERS: DEMO_IDS.demoUser,
       ...env,
     },
     stdio: 'ignore',
@@ -67,11 +91,12 @@ async function benchEngine(engine: string, env: Record<string, string>): Promise
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     await waitForHealthy(baseUrl);
-    const results: Measured[] = [];
+    const scenarios: Measured[] = [];
     for (const scenario of SCENARIOS) {
-      results.push(await benchScenario(engine, scenario, baseUrl, service));
+      scenarios.push(await benchScenario(engine, scenario, baseUrl, service));
     }
-    return results;
+    const soaked = SOAK_DURATION_S > 0 ? await soak(engine, baseUrl, service) : null;
+    return { scenarios, soak: soaked };
   } finally {
     service.kill('SIGTERM');
     await new Promise((resolve) => service.once('exit', resolve));
@@ -110,11 +135,38 @@ async function benchScenario(
       p99: measured.latency.p99,
       baselineRps: bare.requests.average,
       baselineP99: bare.latency.p99,
-      peakRssMb: peakRssMb(service.pid),
+      peakRssMb: rssMb(service.pid, 'VmHWM'),
     };
   } finally {
     baseline.kill();
   }
+}
+
+/** Mixed traffic at a fixed rate for SOAK_DURATION_S, with the service's memory before and after. */
+async function soak(engine: string, baseUrl: string, service: ChildProcess): Promise<Soaked> {
+  const requests = await prepareSoakMix(baseUrl);
+  const options = { url: baseUrl, requests, connections: SOAK_CONNECTIONS, overallRate: SOAK_RATE };
+  checked(await autocannon({ ...options, duration: 5 }), 'soak warm-up');
+  const rssStartMb = rssMb(service.pid, 'VmRSS');
+  console.log(`${engine}: soaking for ${SOAK_DURATION_S} s at ${SOAK_RATE} req/s...`);
+  const result = checked(await autocannon({ ...options, duration: SOAK_DURATION_S }), 'soak');
+  return {
+    engine,
+    requests: result.requests.total,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rssStartMb,
+    rssEndMb: rssMb(service.pid, 'VmRSS'),
+    peakRssMb: rssMb(service.pid, 'VmHWM'),
+  };
+}
+
+function checked(result: autocannon.Result, what: string): autocannon.Result {
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${what}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  }
+  return result;
 }
 
 async function load(
@@ -122,18 +174,14 @@ async function load(
   request: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
   duration: number,
 ): Promise<autocannon.Result> {
-  const result = await autocannon({ url, ...request, connections: CONNECTIONS, duration });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  }
-  return result;
+  return checked(await autocannon({ url, ...request, connections: CONNECTIONS, duration }), url);
 }
 
-/** The service's peak resident set (VmHWM), in MiB. */
-function peakRssMb(pid: number | undefined): number {
+/** The service's resident set now (VmRSS) or at its peak (VmHWM), in MiB. */
+function rssMb(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
     return Math.round(kb / 1024);
   } catch {
     return 0;
@@ -175,7 +223,8 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<v
   };
 }
 
-function report(rows: Measured[]): void {
+function report(results: EngineResults[]): void {
+  const rows = results.flatMap((result) => result.scenarios);
   const header =
     '| engine | scenario | req/s | p50 ms | p99 ms | bare node:http req/s | bare p99 ms | ratio | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|';
   const lines = rows.map(
@@ -183,9 +232,22 @@ function report(rows: Measured[]): void {
       `| ${r.engine} | ${r.scenario} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.baselineRps)} | ${r.baselineP99} | ${(r.rps / r.baselineRps).toFixed(2)} | ${r.peakRssMb} |`,
   );
   const table = [header, ...lines].join('\n');
+  const soaks = results.flatMap((result) => (result.soak ? [result.soak] : []));
+  const soakTable = soaks.length
+    ? [
+        `Soak: ${SOAK_DURATION_S} s of mixed traffic at ${SOAK_RATE} req/s over ${SOAK_CONNECTIONS} connections (sessions/@me, settings View, the user's guilds, bot-stats, a shard report written, config), after a 5 s warm-up.`,
+        '',
+        '| engine | requests | req/s | p50 ms | p99 ms | RSS at start MiB | RSS at end MiB | peak RSS MiB |',
+        '|---|---|---|---|---|---|---|---|',
+        ...soaks.map(
+          (s) =>
+            `| ${s.engine} | ${s.requests} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.rssStartMb} | ${s.rssEndMb} | ${s.peakRssMb} |`,
+        ),
+      ].join('\n')
+    : 'Soak skipped (BENCH_SOAK_DURATION=0).';
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${table}\n`;
-  console.log(`\n${table}\n`);
+  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${table}\n\n${soakTable}\n`;
+  console.log(`\n${table}\n\n${soakTable}\n`);
   writeFileSync(join(ROOT, 'bench', 'results.md'), text);
 }
 

@@ -10,7 +10,7 @@ export interface Scenario {
   prepare(baseUrl: string): Promise<Record<string, string>>;
 }
 
-async function demoLoginToken(baseUrl: string, userId?: string): Promise<string> {
+export async function demoLoginToken(baseUrl: string, userId?: string): Promise<string> {
   const query = userId ? `?user_id=${userId}` : '';
   const code = (await (await fetch(`${baseUrl}/demo/oauth2-code${query}`)).json()) as {
     code: string;
@@ -25,13 +25,13 @@ async function demoLoginToken(baseUrl: string, userId?: string): Promise<string>
   return ((await login.json()) as { token: string }).token;
 }
 
-const BENCH_SETTINGS = `/guilds/${DEMO_IDS.benchGuild}/settings`;
+export const BENCH_SETTINGS = `/guilds/${DEMO_IDS.benchGuild}/settings`;
 
 /**
  * The bench guild's owner gives each of its 100 roles a `guildroles` entry; the member holds 10 of
  * those roles, and so reads the entries through permissions resolved from 10 roles.
  */
-async function prepareGuildRoles(baseUrl: string): Promise<Record<string, string>> {
+export async function prepareGuildRoles(baseUrl: string): Promise<Record<string, string>> {
   const owner = await demoLoginToken(baseUrl, DEMO_IDS.benchOwner);
   for (const [i, roleId] of BENCH_ROLE_IDS.entries()) {
     const res = await fetch(baseUrl + BENCH_SETTINGS, {

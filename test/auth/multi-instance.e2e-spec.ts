@@ -1,8 +1,8 @@
 import { GrantService } from 'src/auth/grant.service';
 import { UsersService } from 'src/auth/users.service';
-import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
-import { DEMO_REDIRECT, useEmulator } from 'test/support/platform';
+import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 
@@ -22,10 +22,7 @@ describeShared('two instances', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     const env = {
-      DISCORD_BOT_TOKEN: DEMO_SEED.application.bot_token,
-      DISCORD_CLIENT_ID: DEMO_SEED.application.id,
-      DISCORD_CLIENT_SECRET: DEMO_SEED.application.secret,
-      DISCORD_API_URL: platform().apiUrl,
+      ...liveModeEnv(platform()),
       REDIS_KEY_PREFIX: `multi-${Date.now()}:`,
     };
     const shared = { ...database, drop: () => Promise.resolve() };

@@ -2,7 +2,7 @@ import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { PlatformConnection } from 'src/platform/platform-connection';
 import { PlatformProbeController } from 'test/fixtures/platform-probe.controller';
-import { useEmulator } from 'test/support/platform';
+import { liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 
 /**
@@ -16,13 +16,7 @@ describe('with a bot token', () => {
   beforeAll(async () => {
     t = await createTestApp({
       controllers: [PlatformProbeController],
-      env: {
-        DISCORD_BOT_TOKEN: DEMO_SEED.application.bot_token,
-        DISCORD_CLIENT_ID: DEMO_SEED.application.id,
-        DISCORD_CLIENT_SECRET: DEMO_SEED.application.secret,
-        DISCORD_API_URL: platform().apiUrl,
-        PLATFORM_TIMEOUT_MS: '300',
-      },
+      env: { ...liveModeEnv(platform()), PLATFORM_TIMEOUT_MS: '300' },
     });
   });
   afterAll(() => t.close());

@@ -27,6 +27,16 @@ export function clientFor(
   return new PlatformClient(http, DEMO_SEED.application.id);
 }
 
+/** The environment of a service that talks to `emulator` as to the real platform (not demo mode). */
+export function liveModeEnv(emulator: { apiUrl: string }): Record<string, string> {
+  return {
+    DISCORD_BOT_TOKEN: DEMO_SEED.application.bot_token,
+    DISCORD_CLIENT_ID: DEMO_SEED.application.id,
+    DISCORD_CLIENT_SECRET: DEMO_SEED.application.secret,
+    DISCORD_API_URL: emulator.apiUrl,
+  };
+}
+
 /** Starts an emulator for the enclosing `describe` and returns an accessor for it. */
 export function useEmulator(seed: EmulatorSeed = DEMO_SEED): () => PlatformEmulator {
   let emulator: PlatformEmulator | undefined;
