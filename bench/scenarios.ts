@@ -33,21 +33,23 @@ export const BENCH_SETTINGS = `/guilds/${DEMO_IDS.benchGuild}/settings`;
  */
 export async function prepareGuildRoles(baseUrl: string): Promise<Record<string, string>> {
   const owner = await demoLoginToken(baseUrl, DEMO_IDS.benchOwner);
-  for (const [i, roleId] of BENCH_ROLE_IDS.entries()) {
-    const res = await fetch(baseUrl + BENCH_SETTINGS, {
+  const exec = (operation: string, fields: object): Promise<Response> =>
+    fetch(baseUrl + BENCH_SETTINGS, {
       method: 'POST',
       headers: { Authorization: owner, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        setting: 'guildroles',
-        operation: 'Create',
-        fields: {
-          role_id: roleId,
-          perms: ['guildroles.view', `rpc.role${i}`, '~rpc.ban'],
-          index: i + 1,
-        },
-      }),
+      body: JSON.stringify({ setting: 'guildroles', operation, fields }),
     });
-    if (!res.ok) throw new Error(`creating entry ${roleId}: ${res.status} ${await res.text()}`);
+  // Another scenario may have created them already on this service.
+  const existing = (await (await exec('View', { limit: 100 })).json()) as { data: unknown[] };
+  if (existing.data.length === 0) {
+    for (const [i, roleId] of BENCH_ROLE_IDS.entries()) {
+      const res = await exec('Create', {
+        role_id: roleId,
+        perms: ['guildroles.view', `rpc.role${i}`, '~rpc.ban'],
+        index: i + 1,
+      });
+      if (!res.ok) throw new Error(`creating entry ${roleId}: ${res.status} ${await res.text()}`);
+    }
   }
   return {
     Authorization: `Bearer ${await demoLoginToken(baseUrl, DEMO_IDS.benchMember)}`,

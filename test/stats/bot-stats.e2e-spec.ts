@@ -207,6 +207,14 @@ describe('GET /bot-stats', () => {
     const fresh = await t().http().get('/bot-stats').expect(200);
     expect(fresh.body.shard_conns['0'].guilds).toBe(5);
   });
+
+  it('answers every read while reports keep clearing the summary under way', async () => {
+    const traffic = Array.from({ length: 40 }, (_, i) =>
+      i % 4 === 0 ? put(t(), i % 3, token, { ...REPORT, guilds: i }) : t().http().get('/bot-stats'),
+    );
+    const answers = await Promise.all(traffic);
+    expect(answers.map((res) => res.status)).toEqual(Array(40).fill(200));
+  });
 });
 
 describe('the shard reporter example', () => {

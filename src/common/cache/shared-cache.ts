@@ -22,6 +22,16 @@ export interface SharedCacheSettings {
   localCopyWhenShared?: boolean;
 }
 
+/** A loader's own failure, told apart from a fetch aborted because its key was invalidated. */
+class LoaderFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the cache loader failed');
+  }
+}
+
+/** After this many loads overtaken by `delete` in a row, a caller loads for itself, uncached. */
+const MAX_INVALIDATED_LOADS = 3;
+
 interface LoadContext {
   loader: () => Promise<unknown>;
   ttl: number;
@@ -55,7 +65,13 @@ export class SharedCache {
       max: settings.maxEntries,
       ttl: settings.defaultTtlMs,
       // lru-cache coalesces concurrent fetches of one key into this one call.
-      fetchMethod: async (key, _stale, { context }) => ({ value: await this.load(key, context) }),
+      fetchMethod: async (key, _stale, { context }) => {
+        try {
+          return { value: await this.load(key, context) };
+        } catch (error) {
+          throw new LoaderFailure(error);
+        }
+      },
     });
   }
 
@@ -77,12 +93,28 @@ export class SharedCache {
     if (this.redis.client && !this.localCopyWhenShared) {
       return this.loadShared(key, { loader, ttl, refresh: options.refresh === true }) as Promise<T>;
     }
-    const entry = await this.memory.fetch(key, {
-      context: { loader, ttl, refresh: options.refresh === true },
-      ttl,
-      forceRefresh: options.refresh === true,
-    });
-    return entry?.value as T;
+    return (await this.fetchLocal(key, { loader, ttl, refresh: options.refresh === true })) as T;
+  }
+
+  /**
+   * A coalesced load through the in-memory cache. A `delete` while the load is under way aborts it
+   * (its value may predate the change): the callers waiting on it then load again, and under a
+   * stream of changes eventually load for themselves without the cache.
+   */
+  private async fetchLocal(key: string, context: LoadContext): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const entry = await this.memory.fetch(key, {
+          context,
+          ttl: context.ttl,
+          forceRefresh: context.refresh,
+        });
+        return entry?.value;
+      } catch (error) {
+        if (error instanceof LoaderFailure) throw error.cause;
+        if (attempt >= MAX_INVALIDATED_LOADS) return this.load(key, context);
+      }
+    }
   }
 
   /** Forgets `key` here and, with Redis, on every instance. */
