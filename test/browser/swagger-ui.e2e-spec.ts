@@ -1,5 +1,4 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
@@ -22,8 +21,7 @@ describeWithChromium('Swagger UI at /docs, in a real browser', () => {
   let baseUrl: string;
 
   beforeAll(async () => {
-    const { port } = t().app.getHttpServer().address() as AddressInfo;
-    baseUrl = `http://127.0.0.1:${port}`;
+    baseUrl = `http://127.0.0.1:${t().port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,

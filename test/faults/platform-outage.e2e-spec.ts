@@ -2,7 +2,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { EmulatorFault } from 'src/platform/emulator/platform-emulator';
 import { emulatorOf, loginAs } from 'test/support/auth';
 import { DEMO_REDIRECT } from 'test/support/platform';
-import { rawRequest, type RawRequest, type RawResponse } from 'test/support/raw-http';
+import { rawRequest, type RawRequest } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 
 const GUILD = DEMO_IDS.community;
@@ -76,7 +76,7 @@ describe.each(OUTAGES)('faults: the platform %s', (_name, fault) => {
   it('gives a clean 500 InternalError on every route within the timeout, then recovers', async () => {
     emulatorOf(t()).injectFault('*', fault, 1_000);
     for (const [route, request] of routes) {
-      const res = await send(t(), await request());
+      const res = await rawRequest(t().port, await request());
       expect({ route, status: res.status, body: res.json }).toEqual({
         route,
         status: 500,
@@ -92,14 +92,8 @@ describe.each(OUTAGES)('faults: the platform %s', (_name, fault) => {
 
     emulatorOf(t()).clearFaults();
     for (const [route, request] of routes) {
-      const res = await send(t(), await request());
+      const res = await rawRequest(t().port, await request());
       expect({ route, status: res.status }).toEqual({ route, status: 200 });
     }
   });
 });
-
-function send(t: TestApp, request: RawRequest): Promise<RawResponse> {
-  const address = t.app.getHttpServer().address();
-  if (address === null || typeof address === 'string') throw new Error('not listening');
-  return rawRequest(address.port, request, 10_000);
-}

@@ -214,7 +214,10 @@ describe('robustness: bad inputs on every route', () => {
       ];
       if (cases.length === 0) {
         it('has no input to abuse but its URL', async () => {
-          const res = await send(t(), { method: endpoint.method, path: `${endpoint.path}%zz` });
+          const res = await rawRequest(t().port, {
+            method: endpoint.method,
+            path: `${endpoint.path}%zz`,
+          });
           expectRefused(res, ['BadRequest', 'NotFound'], null);
         });
         return;
@@ -222,7 +225,7 @@ describe('robustness: bad inputs on every route', () => {
       it.each(cases.map((input) => [input.label, input] as const))('%s', async (_label, input) => {
         const isAuthCase = input.codes.includes('NoAuthToken');
         const request = isAuthCase ? input.request : authorize(input.request, endpoint, tokens);
-        const res = await send(t(), request);
+        const res = await rawRequest(t().port, request);
         expectRefused(res, input.codes, documentedCodes(endpoint));
       });
     },
@@ -246,7 +249,10 @@ describe('robustness: bad inputs on every route', () => {
   it.each(ENDPOINTS.map((endpoint) => [label(endpoint), endpoint] as const))(
     "%s accepts the table's base request (run last: it writes)",
     async (_name, endpoint) => {
-      const res = await send(t(), authorize(await baseRequest(t(), endpoint), endpoint, tokens));
+      const res = await rawRequest(
+        t().port,
+        authorize(await baseRequest(t(), endpoint), endpoint, tokens),
+      );
       // The bases are valid in form: unknown-but-well-formed ids may be 404, never 400 or 500.
       expect([200, 201, 204, 404]).toContain(res.status);
     },
@@ -283,7 +289,7 @@ describe('robustness: requests that never finish or cannot be parsed', () => {
   const t = useTestApp({ env: { HTTP_REQUEST_TIMEOUT_MS: '1000' } });
 
   it('answers a body that stops arriving with 400 BadRequest and closes the connection', async () => {
-    const res = await send(t(), {
+    const res = await rawRequest(t().port, {
       method: 'POST',
       path: '/oauth2',
       headers: { 'content-type': 'application/json' },
@@ -323,10 +329,8 @@ describe('robustness: requests that never finish or cannot be parsed', () => {
 
 /** Writes raw bytes on a new connection and returns everything the server sends before closing. */
 function sendWire(t: TestApp, wire: string): Promise<string> {
-  const address = t.app.getHttpServer().address();
-  if (address === null || typeof address === 'string') throw new Error('not listening');
   return new Promise((resolve, reject) => {
-    const socket = connect(address.port, '127.0.0.1', () => socket.write(wire));
+    const socket = connect(t.port, '127.0.0.1', () => socket.write(wire));
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
@@ -356,12 +360,6 @@ function authorize(
 ): RawRequest {
   if (endpoint.caller === 'public') return request;
   return { ...request, headers: { ...request.headers, authorization: tokens[endpoint.caller] } };
-}
-
-function send(t: TestApp, request: RawRequest): Promise<RawResponse> {
-  const address = t.app.getHttpServer().address();
-  if (address === null || typeof address === 'string') throw new Error('not listening');
-  return rawRequest(address.port, request);
 }
 
 /** A 4xx `{message, code}` JSON answer whose code is allowed for its status (and documented). */
@@ -399,7 +397,9 @@ async function seedData(t: TestApp, tokens: Partial<Record<Caller, string>>): Pr
   );
   // A shard report: the PUT route's base request.
   const shards = ENDPOINTS.find((endpoint) => endpoint.method === 'PUT')!;
-  expect((await send(t, authorize(buildRequest(shards), shards, tokens))).status).toBe(200);
+  expect((await rawRequest(t.port, authorize(buildRequest(shards), shards, tokens))).status).toBe(
+    200,
+  );
 }
 
 type TableSnapshot = Record<string, string[]>;

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type request from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
@@ -238,8 +237,7 @@ describe('the shard reporter example', () => {
 });
 
 function url(t: TestApp): string {
-  const address = t.app.getHttpServer().address() as AddressInfo;
-  return `http://127.0.0.1:${address.port}`;
+  return `http://127.0.0.1:${t.port}`;
 }
 
 describeShared('GET /bot-stats across instances', () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import type { Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
@@ -28,6 +29,8 @@ export interface TestApp {
   readonly config: AppConfig;
   readonly database: TestDatabase;
   readonly logs: LogCapture;
+  /** The loopback port the application listens on (for raw HTTP clients). */
+  readonly port: number;
   /** A supertest agent bound to the running application. */
   http(): Agent;
   close(): Promise<void>;
@@ -65,6 +68,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     config,
     database,
     logs,
+    port: (app.getHttpServer().address() as AddressInfo).port,
     http: () => request(app.getHttpServer()),
     close: async () => {
       if (closed) return;
