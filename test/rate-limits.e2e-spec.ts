@@ -3,7 +3,8 @@ import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { createApiToken, loginAs } from 'test/support/auth';
-import { TcpProxy } from 'test/support/tcp-proxy';
+import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
+import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
@@ -240,18 +241,15 @@ describe('rate limits turned off', () => {
   });
 });
 
-/** Needs Redis: runs in CI's second pass. */
-const withRedis = process.env.REDIS_URL ? describe : describe.skip;
-
-withRedis('rate limits when Redis goes away', () => {
+describeWithRedis('rate limits when Redis goes away', () => {
   let proxy: TcpProxy;
   let t: TestApp;
 
   beforeAll(async () => {
-    const redis = new URL(process.env.REDIS_URL ?? '');
-    proxy = await TcpProxy.start(redis.hostname, Number(redis.port || 6379));
+    const redis = await proxyRedis();
+    proxy = redis.proxy;
     t = await createTestApp({
-      env: { ...ROOMY, RATE_LIMIT_ANONYMOUS: '2/60', REDIS_URL: `redis://127.0.0.1:${proxy.port}` },
+      env: { ...ROOMY, RATE_LIMIT_ANONYMOUS: '2/60', REDIS_URL: redis.url },
     });
   });
   afterAll(async () => {

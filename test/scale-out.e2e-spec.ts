@@ -1,9 +1,8 @@
 import type { Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
-import { createTestApp, type TestApp } from 'test/support/test-app';
-import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
-import { describeShared } from 'test/support/two-instances';
+import type { TestApp } from 'test/support/test-app';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
 import { GUILD, SINK_FIELDS } from 'test/settings/settings-support';
 
 /** The settings-write budget both instances share in this test. */
@@ -16,31 +15,16 @@ const SETTINGS_WRITES = 12;
  */
 describeShared('scale-out: two instances behave as one service', () => {
   const platform = useEmulator();
-  let database: TestDatabase;
-  let instances: [TestApp, TestApp];
+  const instances = useTwoInstances(() => ({
+    ...liveModeEnv(platform()),
+    REDIS_KEY_PREFIX: `scale-out-${Date.now()}:`,
+    ROOT_USERS: DEMO_IDS.alice,
+    RATE_LIMITS_ENABLED: 'true',
+    RATE_LIMIT_SETTINGS_WRITE: `${SETTINGS_WRITES}/60`,
+  }));
   let turn = 0;
   /** The next instance in round-robin order. */
-  const next = (): TestApp => instances[turn++ % 2];
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    const env = {
-      ...liveModeEnv(platform()),
-      REDIS_KEY_PREFIX: `scale-out-${Date.now()}:`,
-      ROOT_USERS: DEMO_IDS.alice,
-      RATE_LIMITS_ENABLED: 'true',
-      RATE_LIMIT_SETTINGS_WRITE: `${SETTINGS_WRITES}/60`,
-    };
-    const shared = { ...database, drop: () => Promise.resolve() };
-    instances = [
-      await createTestApp({ database: shared, env }),
-      await createTestApp({ database: shared, env }),
-    ];
-  });
-  afterAll(async () => {
-    for (const instance of instances ?? []) await instance.close();
-    await database?.drop();
-  });
+  const next = (): TestApp => instances()[turn++ % 2];
 
   async function login(userId: string): Promise<string> {
     const code = platform().issueCode({ userId, redirectUri: DEMO_REDIRECT });
@@ -86,7 +70,7 @@ describeShared('scale-out: two instances behave as one service', () => {
       .send({ name: 'to revoke', type: 'api', expiry: 3600 })
       .expect(201);
     const apiToken = api.body.token as string;
-    for (const instance of instances) {
+    for (const instance of instances()) {
       await instance.http().get('/sessions/@me').set('Authorization', apiToken).expect(200);
     }
     await next()
@@ -94,7 +78,7 @@ describeShared('scale-out: two instances behave as one service', () => {
       .delete(`/sessions/${api.body.session_id as string}`)
       .set('Authorization', token)
       .expect(204);
-    for (const instance of instances) {
+    for (const instance of instances()) {
       const res = await instance.http().get('/sessions/@me').set('Authorization', apiToken);
       expect({ status: res.status, code: res.body.code as unknown }).toEqual({
         status: 401,
@@ -131,7 +115,7 @@ describeShared('scale-out: two instances behave as one service', () => {
       .set('Authorization', apiToken.body.token as string)
       .send({ status: 'Ready', real_latency: 5, guilds: 7, users: 70, uptime: 1, total_uptime: 1 })
       .expect(200);
-    for (const instance of instances) {
+    for (const instance of instances()) {
       const stats = await instance.http().get('/bot-stats').expect(200);
       expect(stats.body.total_guilds).toBe(7);
     }

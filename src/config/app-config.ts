@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
-import { DEFAULT_POOL_SIZE } from 'src/database/data-source.options';
 import { EnvironmentSchema, type LogLevel } from 'src/config/environment.schema';
 import {
   parseBudget,
@@ -15,6 +14,8 @@ import {
 
 /** The request body limit (DESIGN §3): larger bodies are refused before they are parsed. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
+/** PostgreSQL connections per instance unless DATABASE_POOL_SIZE says otherwise. */
+const DEFAULT_POSTGRES_POOL_SIZE = 10;
 
 export type DatabaseConfig =
   /** `poolSize`: connections this instance may hold (DATABASE_POOL_SIZE). */
@@ -192,7 +193,7 @@ function databaseConfig(
 ): DatabaseConfig {
   if (url === undefined) return { engine: 'pglite', directory: join(dataDir, 'pglite') };
   if (url === 'memory://') return { engine: 'pglite', directory: null };
-  return { engine: 'postgres', url, poolSize: poolSize ?? DEFAULT_POOL_SIZE.postgres };
+  return { engine: 'postgres', url, poolSize: poolSize ?? DEFAULT_POSTGRES_POOL_SIZE };
 }
 
 function checkCrossFieldRules(env: EnvironmentSchema, database: DatabaseConfig): void {

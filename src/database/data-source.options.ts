@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-
-/** Connections per instance by default (see EmbeddedPostgres for why PGlite has one). */
-export const DEFAULT_POOL_SIZE = { postgres: 10, pglite: 1 } as const;
+import type { DatabaseConfig } from 'src/config/app-config';
 
 /**
  * The TypeORM options shared by the application and the TypeORM CLI (`ormconfig.ts`), so both see
@@ -11,8 +9,8 @@ export const DEFAULT_POOL_SIZE = { postgres: 10, pglite: 1 } as const;
  */
 export function dataSourceOptions(
   url: string,
-  engine: keyof typeof DEFAULT_POOL_SIZE,
-  poolSize: number = DEFAULT_POOL_SIZE[engine],
+  engine: DatabaseConfig['engine'],
+  poolSize: number,
 ): DataSourceOptions {
   return {
     type: 'postgres',

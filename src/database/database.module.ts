@@ -2,7 +2,7 @@ import { Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/commo
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
-import { EmbeddedPostgres } from 'src/database/embedded-postgres';
+import { EMBEDDED_POOL_SIZE, EmbeddedPostgres } from 'src/database/embedded-postgres';
 
 /**
  * Starts the embedded database when no PostgreSQL URL is configured and stops it after TypeORM has
@@ -50,7 +50,7 @@ class DatabaseEngineModule {}
         ...dataSourceOptions(
           await engine.connectionUrl(),
           config.database.engine,
-          config.database.engine === 'postgres' ? config.database.poolSize : 1,
+          config.database.engine === 'postgres' ? config.database.poolSize : EMBEDDED_POOL_SIZE,
         ),
         migrationsRun: true,
         // Entities a module registers with TypeOrmModule.forFeature() join the glob's (modules

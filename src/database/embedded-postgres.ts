@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
+/** PGlite is one database session: the pool in front of it holds exactly one client. */
+export const EMBEDDED_POOL_SIZE = 1;
+
 /**
  * PGlite (PostgreSQL in WebAssembly, in-process) served over the PostgreSQL wire protocol on a
  * loopback port, so the application talks to it with the same `pg` driver, type parsers and TypeORM

@@ -28,32 +28,20 @@ const sessionIdPipe = new ParseUUIDPipe({
 @Auth()
 @Controller('sessions')
 export class SessionsController {
-  /**
-   * `GET /sessions/@me` answers by resolved session: the session cache hands out one object per
-   * live session (a new one after any change), so the answer is built once per session, not per
-   * request.
-   */
-  private readonly currentAnswers = new WeakMap<AuthenticatedSession, CurrentSessionDto>();
-
   constructor(private readonly sessions: SessionsService) {}
 
   @Get('@me')
   @ApiOperation({ summary: 'The session making the request' })
   current(@CurrentSession() session: AuthenticatedSession): CurrentSessionDto {
-    let answer = this.currentAnswers.get(session);
-    if (!answer) {
-      answer = {
-        id: session.id,
-        user_id: session.userId,
-        type: session.type,
-        name: session.name,
-        state: session.userState,
-        created_at: session.createdAt.toISOString(),
-        expiry: session.expiresAt.toISOString(),
-      };
-      this.currentAnswers.set(session, answer);
-    }
-    return answer;
+    return {
+      id: session.id,
+      user_id: session.userId,
+      type: session.type,
+      name: session.name,
+      state: session.userState,
+      created_at: session.createdAt.toISOString(),
+      expiry: session.expiresAt.toISOString(),
+    };
   }
 
   @Get()

@@ -1,24 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, loginAs } from 'test/support/auth';
-import { TcpProxy } from 'test/support/tcp-proxy';
+import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
+import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { actor, SINK_FIELDS, ok, type Actor } from 'test/settings/settings-support';
 
-// Needs a Redis to cut: CI's second pass (REDIS_URL). Without Redis nothing depends on it.
-const withRedis = process.env.REDIS_URL ? describe : describe.skip;
-
-withRedis('faults: Redis stops mid-run', () => {
+describeWithRedis('faults: Redis stops mid-run', () => {
   let proxy: TcpProxy;
   let t: TestApp;
   let owner: Actor;
 
   beforeAll(async () => {
-    const redis = new URL(process.env.REDIS_URL ?? '');
-    proxy = await TcpProxy.start(redis.hostname, Number(redis.port || 6379));
-    t = await createTestApp({
-      env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMITS_ENABLED: 'true' },
-    });
+    const redis = await proxyRedis();
+    proxy = redis.proxy;
+    t = await createTestApp({ env: { REDIS_URL: redis.url, RATE_LIMITS_ENABLED: 'true' } });
     owner = await actor(t, DEMO_IDS.alice);
   });
   afterAll(async () => {

@@ -10,17 +10,19 @@ export const describeShared = sharedServers ? describe : describe.skip;
 
 /**
  * Two instances of the application on one database and one Redis, as behind a load balancer,
- * for the enclosing `describe`.
+ * for the enclosing `describe`. `env` may be a function, read once the `beforeAll` hooks declared
+ * before this call have run (an emulator's address, say).
  */
-export function useTwoInstances(env: Environment): () => [TestApp, TestApp] {
+export function useTwoInstances(env: Environment | (() => Environment)): () => [TestApp, TestApp] {
   let database: TestDatabase | undefined;
   let apps: [TestApp, TestApp] | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
     const shared = { ...database, drop: () => Promise.resolve() };
+    const environment = typeof env === 'function' ? env() : env;
     apps = [
-      await createTestApp({ database: shared, env }),
-      await createTestApp({ database: shared, env }),
+      await createTestApp({ database: shared, env: environment }),
+      await createTestApp({ database: shared, env: environment }),
     ];
   });
   afterAll(async () => {

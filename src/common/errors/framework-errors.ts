@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from 'src/common/errors/app.exception';
@@ -47,7 +48,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
     );
     const json = JSON.stringify(body);
     socket.write(
-      `HTTP/1.1 ${status} Bad Request\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(json)}\r\n` +
         `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
