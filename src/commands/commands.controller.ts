@@ -1,11 +1,11 @@
 import { Controller, Get, Headers, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import fresh from 'fresh';
 import { CommandsService } from 'src/commands/commands.service';
 import { BotStateDto } from 'src/commands/dto/bot-state.dto';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
+import { ifNoneMatchMatches } from 'src/common/http/if-none-match';
 
 /** The catalog changes only with a deployment; clients revalidate with `If-None-Match`. */
 const CACHE_CONTROL = 'public, max-age=300, must-revalidate';
@@ -25,12 +25,12 @@ export class CommandsController {
   @ApiResponse({ status: HttpStatus.NOT_MODIFIED, description: 'The catalog has not changed' })
   @ApiErrorResponses()
   botState(
-    @Headers() headers: Record<string, string | string[] | undefined>,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): string | undefined {
     const { etag, botStateJson } = this.commands;
     void reply.header('ETag', etag).header('Cache-Control', CACHE_CONTROL);
-    if (fresh(headers, { etag, 'cache-control': CACHE_CONTROL })) {
+    if (ifNoneMatchMatches(ifNoneMatch, etag)) {
       void reply.status(HttpStatus.NOT_MODIFIED);
       return undefined;
     }

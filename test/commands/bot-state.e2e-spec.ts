@@ -110,6 +110,24 @@ describe('GET /bot-state', () => {
     expect(res.headers.etag).toBe(etag);
   });
 
+  // fetch() adds `Cache-Control: no-cache` to every request carrying `If-None-Match`; that
+  // directive addresses caches, and an origin server evaluates the condition regardless.
+  it.each([
+    ['Cache-Control: no-cache', { 'Cache-Control': 'no-cache' }],
+    ['Cache-Control: no-cache, max-age=0', { 'Cache-Control': 'no-cache, max-age=0' }],
+    ['Pragma: no-cache', { Pragma: 'no-cache' }],
+    ['Cache-Control: no-store', { 'Cache-Control': 'no-store' }],
+  ])('answers 304 for a matching If-None-Match sent with %s', async (_name, extra) => {
+    const { etag } = (await t().http().get('/bot-state').expect(200)).headers as { etag: string };
+    const res = await t()
+      .http()
+      .get('/bot-state')
+      .set({ 'If-None-Match': etag, ...extra })
+      .expect(304);
+    expect(res.text ?? '').toBe('');
+    expect(res.headers.etag).toBe(etag);
+  });
+
   it('answers 200 for a tag that does not match', async () => {
     const res = await t().http().get('/bot-state').set('If-None-Match', '"stale"').expect(200);
     expect(res.body.commands.length).toBe(COMMAND_NAMES.length);
