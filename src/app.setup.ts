@@ -181,5 +181,25 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
       'UserAuth',
     )
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return withoutRepeatedSecurity(SwaggerModule.createDocument(app, config));
+}
+
+/**
+ * Security requirements declared on both a controller and one of its routes are listed twice by
+ * the generator; a repeated alternative means nothing, so each is kept once.
+ */
+function withoutRepeatedSecurity(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of Object.values(document.paths)) {
+    for (const operation of Object.values(pathItem) as { security?: object[] }[]) {
+      if (!Array.isArray(operation?.security)) continue;
+      const seen = new Set<string>();
+      operation.security = operation.security.filter((requirement) => {
+        const key = JSON.stringify(requirement);
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
+    }
+  }
+  return document;
 }

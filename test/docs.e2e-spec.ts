@@ -18,6 +18,12 @@ const PUBLIC_OPERATIONS = new Set([
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
+function sortedRequirements(requirements: string[][]): string[][] {
+  return requirements
+    .map((names) => [...names].sort())
+    .sort((a, b) => a.join().localeCompare(b.join()));
+}
+
 describe('API documentation', () => {
   const t = useTestApp();
 
@@ -90,16 +96,36 @@ describe('API documentation', () => {
       expect(document.components.schemas).toHaveProperty('ErrorResponseDto');
     });
 
-    it('declares a security scheme on every operation but the public allow-list', () => {
+    // Both header forms are accepted on every protected route, whatever session types it takes,
+    // so every protected operation offers both schemes as alternatives, each once.
+    it('declares both security schemes on every operation but the public allow-list', () => {
       for (const [path, methods] of Object.entries(document.paths)) {
         for (const [method, operation] of Object.entries(methods)) {
           const key = `${method.toUpperCase()} ${path}`;
-          const schemes = (operation.security ?? []).flatMap((entry) => Object.keys(entry)).sort();
-          if (PUBLIC_OPERATIONS.has(key)) {
-            expect({ key, schemes }).toEqual({ key, schemes: [] });
-          } else {
-            expect({ key, secured: schemes.length > 0 }).toEqual({ key, secured: true });
-            for (const scheme of schemes) expect(['PublicAuth', 'UserAuth']).toContain(scheme);
+          const requirements = (operation.security ?? []).map((entry) => Object.keys(entry));
+          const expected = PUBLIC_OPERATIONS.has(key) ? [] : [['PublicAuth'], ['UserAuth']];
+          expect({ key, requirements: sortedRequirements(requirements) }).toEqual({
+            key,
+            requirements: expected,
+          });
+        }
+      }
+    });
+
+    it('reads the token in both documented forms on every protected operation', async () => {
+      const unknown = `arl_${'A'.repeat(43)}`;
+      for (const [path, methods] of Object.entries(document.paths)) {
+        for (const method of METHODS) {
+          if (!methods[method] || PUBLIC_OPERATIONS.has(`${method.toUpperCase()} ${path}`))
+            continue;
+          const concrete = path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+          for (const header of [`Bearer ${unknown}`, unknown]) {
+            const res = await t().http()[method](concrete).set('Authorization', header).send({});
+            expect({ route: `${method} ${path}`, header, code: res.body.code }).toEqual({
+              route: `${method} ${path}`,
+              header,
+              code: 'InvalidToken',
+            });
           }
         }
       }
