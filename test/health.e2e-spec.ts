@@ -1,9 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { READINESS_REUSE_MS } from 'src/health/health.service';
 import {
   startAppWithCuttableDatabase,
   type AppWithCuttableDatabase,
 } from 'test/support/database-server';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { useTestApp, type TestApp } from 'test/support/test-app';
+import { DataSource } from 'typeorm';
 
 describe('health', () => {
   describe('on a reachable database', () => {
@@ -12,6 +15,17 @@ describe('health', () => {
     it('GET /healthz is public and answers ok', async () => {
       const res = await t().http().get('/healthz').expect(200);
       expect(res.body).toEqual({ status: 'ok' });
+    });
+
+    it('GET /readyz shares one round of pings between the probes of one second', async () => {
+      await t().http().get('/readyz').expect(200);
+      const queries = countQueries(t());
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => t().http().get('/readyz')),
+      );
+      expect(answers.map((res) => res.status)).toEqual(Array.from({ length: 20 }, () => 200));
+      expect(queries.count()).toBeLessThanOrEqual(1);
+      queries.stop();
     });
 
     it('GET /readyz reports every configured dependency up', async () => {
@@ -50,6 +64,8 @@ describe('health', () => {
       await t.http().get('/readyz').expect(200);
 
       proxy.cut();
+      // A readiness round is reused for a second.
+      await sleep(READINESS_REUSE_MS);
       const down = await t.http().get('/readyz').expect(503);
       expect(down.headers['content-type']).toMatch(/^application\/json/);
       expect(down.body).toEqual({
@@ -62,8 +78,26 @@ describe('health', () => {
       await t.http().get('/healthz').expect(200);
 
       proxy.restore();
+      await sleep(READINESS_REUSE_MS);
       const up = await t.http().get('/readyz').expect(200);
       expect(up.body).toEqual({ status: 'ok', checks: { database: 'up' } });
     });
   });
 });
+
+/** Counts the SQL statements the application sends from now on. */
+function countQueries(t: TestApp): { count(): number; stop(): void } {
+  const dataSource = t.app.get(DataSource);
+  const original = dataSource.query.bind(dataSource);
+  let count = 0;
+  dataSource.query = ((...args: Parameters<DataSource['query']>) => {
+    count += 1;
+    return original(...args);
+  }) as DataSource['query'];
+  return {
+    count: () => count,
+    stop: () => {
+      dataSource.query = original;
+    },
+  };
+}

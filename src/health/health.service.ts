@@ -5,16 +5,33 @@ import { RedisConnection } from 'src/common/redis/redis.module';
 import type { CheckStatus, ReadinessChecksDto } from 'src/health/dto/health.dto';
 
 const PING_TIMEOUT_MS = 2_000;
+/**
+ * `/readyz` is public and not rate limited: one round of pings serves every probe for this long,
+ * so a flood of probes costs no more database work than one probe a second.
+ */
+export const READINESS_REUSE_MS = 1_000;
 
 @Injectable()
 export class HealthService {
+  private last: { startedAt: number; checks: Promise<ReadinessChecksDto> } | null = null;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly redis: RedisConnection,
   ) {}
 
-  /** Pings every dependency in parallel; Redis only when configured. */
-  async readiness(): Promise<ReadinessChecksDto> {
+  /**
+   * Every dependency's state, pinged in parallel (Redis only when configured); a round started
+   * less than READINESS_REUSE_MS ago, finished or still running, is shared.
+   */
+  readiness(): Promise<ReadinessChecksDto> {
+    const now = Date.now();
+    if (this.last && now - this.last.startedAt < READINESS_REUSE_MS) return this.last.checks;
+    this.last = { startedAt: now, checks: this.pingAll() };
+    return this.last.checks;
+  }
+
+  private async pingAll(): Promise<ReadinessChecksDto> {
     const [database, redis] = await Promise.all([
       this.check(() => this.pingDatabase()),
       this.redis.client ? this.check(() => this.redis.ping()) : Promise.resolve(undefined),
