@@ -5,6 +5,7 @@ import { TokenCipher } from 'src/auth/token-cipher';
 import { UserEntity } from 'src/auth/user.entity';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { acquireRedisLock, type ReleaseLock } from 'src/common/redis/redis-lock';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 import { OAuth2GrantError, PlatformUnauthorizedError } from 'src/platform/platform.errors';
@@ -153,28 +154,19 @@ export class GrantService implements OnModuleInit {
    * A per-user lock across instances (Redis SET NX PX); without Redis (one instance) the in-process
    * single flight in `accessTokenFor` is the lock. Fails open if Redis is unreachable.
    */
-  private async lock(userId: string): Promise<() => Promise<void>> {
+  private async lock(userId: string): Promise<ReleaseLock> {
     const client = this.redis.client;
     if (!client) return () => Promise.resolve();
     const key = `${this.config.redisKeyPrefix}grant-refresh:${userId}`;
-    const owner = `${process.pid}:${Math.random()}`;
-    const deadline = Date.now() + LOCK_WAIT_MS;
     try {
-      while ((await client.set(key, owner, 'PX', LOCK_TTL_MS, 'NX')) !== 'OK') {
-        if (Date.now() > deadline) break;
-        await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-      }
+      return await acquireRedisLock(client, key, {
+        ttlMs: LOCK_TTL_MS,
+        waitMs: LOCK_WAIT_MS,
+        pollMs: LOCK_POLL_MS,
+      });
     } catch (error) {
       this.logger.warn({ reason: (error as Error).message }, 'Refresh lock unavailable');
       return () => Promise.resolve();
     }
-    return async () => {
-      try {
-        // Release only our own lock.
-        if ((await client.get(key)) === owner) await client.del(key);
-      } catch {
-        // It expires on its own.
-      }
-    };
   }
 }
