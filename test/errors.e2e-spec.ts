@@ -1,4 +1,4 @@
-import { INTERNAL_DETAIL, ProbeController } from 'test/fixtures/probe.controller';
+import { INTERNAL_DETAIL, ProbeController, QUERY_SECRET } from 'test/fixtures/probe.controller';
 import { useTestApp } from 'test/support/test-app';
 
 const ERROR_CODES = [
@@ -195,6 +195,24 @@ describe('error model (every error is {message, code} JSON)', () => {
       expect(logged?.request_id).toBe(res.headers['x-request-id']);
     },
   );
+
+  it("logs a failed query's error and SQL but never the values bound to it", async () => {
+    const res = await t().http().get('/__probe/failing-query').expect(500);
+    expectErrorShape(res.body, 'InternalError');
+    expect(res.text).not.toContain(QUERY_SECRET);
+    expect(res.text).not.toContain('missing_table_for_probe');
+    const logged = t().logs.lines.find((line) => line.error_id === res.body.error_id);
+    expect(logged).toMatchObject({
+      level: 'error',
+      err: {
+        type: 'QueryFailedError',
+        message: expect.stringContaining('missing_table_for_probe'),
+        query: expect.stringContaining('$1'),
+        parameters: '[redacted]',
+      },
+    });
+    expect(t().logs.text()).not.toContain(QUERY_SECRET);
+  });
 
   it('never logs the Authorization header or the token', async () => {
     const token = 'arl_ThisIsASecretTokenValue0123456789abcdef';

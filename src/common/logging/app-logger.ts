@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { serializeError } from 'src/common/logging/error-serializer';
 import type { LogLevel } from 'src/config/environment.schema';
 
 /** The request being handled, for every log line written while handling it. */
@@ -8,7 +9,7 @@ export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
 
 /**
  * The root logger: JSON lines (pino), level names as strings, and credentials removed should a
- * header object or a token field ever be logged. Writes to stdout are asynchronous (they batch
+ * header object or a token field ever be logged; errors lose the request data database errors carry. Writes to stdout are asynchronous (they batch
  * under load instead of blocking each request); `flushLogs` empties the buffer before the process
  * exits.
  */
@@ -17,6 +18,7 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
     {
       level,
       formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: serializeError },
       redact: {
         paths: [
           'req.headers.authorization',

@@ -1,0 +1,41 @@
+import { QueryFailedError } from 'typeorm';
+import { serializeError } from 'src/common/logging/error-serializer';
+
+const SECRET = 'user-input-or-token-hash';
+
+function driverError(): Error {
+  return Object.assign(new Error('duplicate key value violates unique constraint "pk"'), {
+    code: '23505',
+    detail: `Key (id)=(${SECRET}) already exists.`,
+    params: [SECRET],
+    query: 'INSERT INTO t (id) VALUES ($1)',
+  });
+}
+
+describe('serializeError', () => {
+  it('keeps what a diagnosis needs and none of the bound values of a failed query', () => {
+    const error = new QueryFailedError('INSERT INTO t (id) VALUES ($1)', [SECRET], driverError());
+    const line = JSON.stringify(serializeError(error));
+    expect(line).not.toContain(SECRET);
+    const serialized = JSON.parse(line) as Record<string, unknown>;
+    expect(serialized).toMatchObject({
+      type: 'QueryFailedError',
+      message: 'duplicate key value violates unique constraint "pk"',
+      query: 'INSERT INTO t (id) VALUES ($1)',
+      parameters: '[redacted]',
+      code: '23505',
+      driverError: { code: '23505', detail: '[redacted]', params: '[redacted]' },
+    });
+    expect(serialized.stack).toEqual(expect.stringContaining('QueryFailedError'));
+  });
+
+  it('scrubs request data wherever it is nested, including causes', () => {
+    const error = new Error('outer', { cause: driverError() });
+    Object.assign(error, { context: { nested: { parameters: [SECRET] } }, list: [driverError()] });
+    expect(JSON.stringify(serializeError(error))).not.toContain(SECRET);
+  });
+
+  it('leaves values that are not errors as they are', () => {
+    expect(serializeError('text')).toBe('text');
+  });
+});

@@ -1,0 +1,30 @@
+import pino from 'pino';
+
+/**
+ * Fields of database errors that hold request data: the query's bound values (`parameters` from
+ * TypeORM, `params` from PGlite) and the row values PostgreSQL quotes in `detail`. They can carry
+ * user input and token hashes, so a log line never shows them; the SQL text and the error code
+ * stay, which is what a diagnosis needs.
+ */
+const REDACTED_FIELDS = new Set(['parameters', 'params', 'detail', 'queryOptions']);
+const MAX_DEPTH = 6;
+
+/** pino's `err` serializer without the request data that database errors carry. */
+export function serializeError(error: unknown): unknown {
+  return scrub(pino.stdSerializers.err(error as Error), 0);
+}
+
+function scrub(value: unknown, depth: number): unknown {
+  if (value instanceof Error) return scrub(pino.stdSerializers.err(value), depth);
+  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return value;
+  if (depth >= MAX_DEPTH) return '[nested]';
+  if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
+  const plain: Record<string, unknown> = {};
+  for (const key in value) {
+    // The serializer keeps the original error as `raw`; it would bring back everything removed.
+    if (key === 'raw') continue;
+    const field = (value as Record<string, unknown>)[key];
+    plain[key] = REDACTED_FIELDS.has(key) ? '[redacted]' : scrub(field, depth + 1);
+  }
+  return plain;
+}
