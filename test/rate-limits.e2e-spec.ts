@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Response } from 'supertest';
+import type { Response, Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { createApiToken, loginAs } from 'test/support/auth';
@@ -204,19 +204,6 @@ describe('rate limits: failed authentication', () => {
 describe('rate limits: client addresses', () => {
   const budget = { ...ROOMY, RATE_LIMIT_ANONYMOUS: '1/60' };
 
-  describe('behind a trusted proxy', () => {
-    const t = useTestApp({ env: { ...budget, TRUST_PROXY: 'true' } });
-
-    it('counts each X-Forwarded-For address on its own', async () => {
-      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1').expect(200);
-      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.2').expect(200);
-      expectRefused(
-        await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1'),
-        'anonymous',
-      );
-    });
-  });
-
   describe('without TRUST_PROXY', () => {
     const t = useTestApp({ env: budget });
 
@@ -227,6 +214,58 @@ describe('rate limits: client addresses', () => {
         'anonymous',
       );
     });
+  });
+});
+
+// The test client connects from 127.0.0.1: it plays the one proxy in front of the service, which
+// appends the address it saw to whatever X-Forwarded-For the client wrote.
+describe.each([
+  ['the proxy address', '127.0.0.1'],
+  ['a hop count', '1'],
+])('rate limits behind one trusted proxy (TRUST_PROXY as %s)', (_how, trustProxy) => {
+  const t = useTestApp({
+    env: {
+      ...ROOMY,
+      RATE_LIMIT_ANONYMOUS: '2/60',
+      RATE_LIMIT_INVALID_TOKEN: '2/60',
+      TRUST_PROXY: trustProxy,
+    },
+  });
+  const anonymous = (forwardedFor: string): Test =>
+    t().http().get('/config').set('X-Forwarded-For', forwardedFor);
+  const badToken = (forwardedFor: string): Test =>
+    t()
+      .http()
+      .get('/sessions/@me')
+      .set('X-Forwarded-For', forwardedFor)
+      .set('Authorization', 'Bearer arl_guess');
+
+  it('counts the address the proxy saw, whatever the client wrote before it', async () => {
+    const seen = '203.0.113.7';
+    expectLimitHeaders(await anonymous(`10.0.0.1, ${seen}`), 'anonymous', 2, 1);
+    expectLimitHeaders(await anonymous(`10.0.0.2, ${seen}`), 'anonymous', 2, 0);
+    expectRefused(await anonymous(`10.0.0.3, ${seen}`), 'anonymous');
+    expectRefused(await anonymous(seen), 'anonymous');
+
+    expectLimitHeaders(await badToken(`10.0.0.1, ${seen}`), 'invalid-token', 2, 1);
+    expectLimitHeaders(await badToken(`10.0.0.2, ${seen}`), 'invalid-token', 2, 0);
+    expectRefused(await badToken(`10.0.0.3, 10.0.0.4, ${seen}`), 'invalid-token');
+    expectRefused(await badToken(seen), 'invalid-token');
+  });
+
+  it("does not let a client spend another address's budget", async () => {
+    const attacker = '203.0.113.8';
+    const victim = '198.51.100.9';
+    await anonymous(`${victim}, ${attacker}`).expect(200);
+    await anonymous(`${victim}, ${attacker}`).expect(200);
+    expectRefused(await anonymous(`${victim}, ${attacker}`), 'anonymous');
+    await badToken(`${victim}, ${attacker}`).expect(401);
+    await badToken(`${victim}, ${attacker}`).expect(401);
+    expectRefused(await badToken(`${victim}, ${attacker}`), 'invalid-token');
+
+    // The victim, through the same proxy, still has every budget whole.
+    expectLimitHeaders(await anonymous(victim).expect(200), 'anonymous', 2, 1);
+    expectLimitHeaders(await badToken(victim).expect(401), 'invalid-token', 2, 1);
   });
 });
 
