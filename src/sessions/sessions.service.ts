@@ -71,6 +71,8 @@ export class SessionsService {
       entry = this.cache.get(key);
     }
     if (!entry) {
+      // Read before the lookup: a revocation landing while it runs must not be undone by caching.
+      const epoch = this.cache.epoch;
       const row = await this.findLiveByTokenHash(Buffer.from(key, 'hex'));
       if (!row) {
         this.knownTokens.forget(key);
@@ -80,7 +82,7 @@ export class SessionsService {
         session: toAuthenticated(row),
         lastUsedWrittenAt: row.last_used_at?.getTime() ?? 0,
       };
-      this.cache.set(key, entry);
+      this.cache.setIfUnchanged(key, entry, epoch);
       this.knownTokens.remember(key);
     }
     if (entry.session.expiresAt.getTime() <= now) return null;
