@@ -3,7 +3,8 @@ import { LRUCache } from 'lru-cache';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 
 /** How long a resolved session is trusted without looking at the database again. */
-const TTL_MS = 30_000;
+export const SESSION_CACHE_TTL_SECONDS = 30;
+const TTL_MS = SESSION_CACHE_TTL_SECONDS * 1000;
 const MAX_ENTRIES = 50_000;
 
 export interface CachedSession {
