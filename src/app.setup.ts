@@ -38,7 +38,8 @@ export function createHttpAdapter(
       connectionsCheckingInterval: Math.min(1_000, config.http.requestTimeoutMs / 2),
     },
     clientErrorHandler: answerClientError,
-    trustProxy: config.http.trustProxy,
+    // Fastify takes a hop count or the trusted proxies' addresses (never "trust everyone").
+    trustProxy: trustedProxies(config),
     loggerInstance: createRootLogger(config.logLevel, destination),
     // One line per request, written on response (see configureApp), instead of Fastify's two; the
     // request id reaches every line through requestContext, so no child logger per request.
@@ -56,6 +57,11 @@ export function createHttpAdapter(
     genReqId: requestIdFor,
     frameworkErrors: answerFrameworkError,
   });
+}
+
+function trustedProxies(config: AppConfig): false | number | string[] {
+  const trust = config.http.trustProxy;
+  return typeof trust === 'object' ? [...trust] : trust;
 }
 
 /** Options for creating the application, shared by `createApp` and the e2e tests. */

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Response } from 'supertest';
+import type { Response, Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { SessionsService } from 'src/sessions/sessions.service';
-import { createApiToken, loginAs } from 'test/support/auth';
+import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
@@ -18,6 +17,10 @@ const ROOMY = {
   RATE_LIMIT_GUILDS_REFRESH: '1000/60',
   RATE_LIMIT_GUILD_INFO: '1000/60',
 };
+
+/** Well-formed tokens that were never issued. */
+const GUESS_LOGIN = `arl_${'A'.repeat(43)}`;
+const GUESS_API = `ara_${'B'.repeat(43)}`;
 
 function expectLimitHeaders(res: Response, bucket: string, limit: number, remaining: number): void {
   expect(res.headers['x-ratelimit-bucket']).toBe(bucket);
@@ -173,7 +176,7 @@ describe('rate limits: guild routes', () => {
 describe('rate limits: failed authentication', () => {
   const t = useTestApp({ env: { ...ROOMY, RATE_LIMIT_INVALID_TOKEN: '3/2' } });
 
-  it('refuses an address that keeps failing, before looking any token up', async () => {
+  it('refuses unknown tokens from an address that keeps failing, without database work', async () => {
     const login = await loginAs(t());
     for (let i = 2; i >= 0; i--) {
       const res = await t()
@@ -187,35 +190,71 @@ describe('rate limits: failed authentication', () => {
       await t().http().get('/sessions/@me').set('Authorization', 'Bearer arl_guess'),
       'invalid-token',
     );
-    // From now on nothing from this address is looked up, not even a valid token.
-    const lookups = jest.spyOn(t().app.get(SessionsService), 'authenticate');
-    expectRefused(
-      await t().http().get('/sessions/@me').set('Authorization', `Bearer ${login.token}`),
-      'invalid-token',
-    );
-    expect(lookups).not.toHaveBeenCalled();
-    lookups.mockRestore();
-    // When the window ends, the address may authenticate again.
+    // From now on a token never seen valid is refused before anything is looked up.
+    const queries = jest.spyOn(databaseOf(t()), 'createQueryRunner');
+    for (const authorization of [GUESS_LOGIN, GUESS_API, `Bearer ${GUESS_API}`, 'garbage', null]) {
+      const request = t().http().get('/sessions/@me');
+      if (authorization) void request.set('Authorization', authorization);
+      expectRefused(await request, 'invalid-token');
+    }
+    expect(queries).not.toHaveBeenCalled();
+    queries.mockRestore();
+    // When the window ends, the address may fail again, within its budget.
     await sleep(2_100);
+    await t().http().get('/sessions/@me').set('Authorization', GUESS_LOGIN).expect(401);
     await t().http().get('/sessions/@me').set('Authorization', `Bearer ${login.token}`).expect(200);
+  });
+});
+
+describe('rate limits: failed authentication from a shared address', () => {
+  const t = useTestApp({ env: { ...ROOMY, RATE_LIMIT_INVALID_TOKEN: '3/60' } });
+  const me = (token: string): Test =>
+    t().http().get('/sessions/@me').set('Authorization', `Bearer ${token}`);
+
+  it("never refuses a valid token for someone else's failures, and still never answers a revoked one", async () => {
+    const used = await loginAs(t(), DEMO_IDS.alice);
+    await me(used.token).expect(200);
+    const usedThenRevoked = await createApiToken(t(), used.token, { name: 'used' });
+    await me(usedThenRevoked.token).expect(200);
+    const neverUsedRevoked = await createApiToken(t(), used.token, { name: 'unused' });
+    for (const token of [usedThenRevoked, neverUsedRevoked]) {
+      await t()
+        .http()
+        .delete(`/sessions/${token.sessionId}`)
+        .set('Authorization', `Bearer ${used.token}`)
+        .expect(204);
+    }
+
+    // Someone else behind the same address guesses tokens until the address is refused.
+    for (let i = 0; i < 3; i++) await me(`${GUESS_LOGIN.slice(0, -1)}${i}`).expect(401);
+    expectRefused(await me(GUESS_LOGIN), 'invalid-token');
+
+    // A valid token already in use, a fresh login and a fresh API token all pass.
+    expect((await me(used.token).expect(200)).body.user_id).toBe(DEMO_IDS.alice);
+    const fresh = await loginAs(t(), DEMO_IDS.bob);
+    expect((await me(fresh.token).expect(200)).body.user_id).toBe(DEMO_IDS.bob);
+    const freshApi = await createApiToken(t(), fresh.token);
+    expect((await me(freshApi.token).expect(200)).body.type).toBe('api');
+
+    // Unknown tokens are still refused, with no database work.
+    const queries = jest.spyOn(databaseOf(t()), 'createQueryRunner');
+    expectRefused(await me(GUESS_LOGIN), 'invalid-token');
+    expectRefused(await me(GUESS_API), 'invalid-token');
+    expect(queries).not.toHaveBeenCalled();
+
+    // A revoked token is refused; once found revoked it costs no further lookups.
+    for (const revoked of [usedThenRevoked, neverUsedRevoked]) {
+      expectRefused(await me(revoked.token), 'invalid-token');
+      queries.mockClear();
+      expectRefused(await me(revoked.token), 'invalid-token');
+      expect(queries).not.toHaveBeenCalled();
+    }
+    queries.mockRestore();
   });
 });
 
 describe('rate limits: client addresses', () => {
   const budget = { ...ROOMY, RATE_LIMIT_ANONYMOUS: '1/60' };
-
-  describe('behind a trusted proxy', () => {
-    const t = useTestApp({ env: { ...budget, TRUST_PROXY: 'true' } });
-
-    it('counts each X-Forwarded-For address on its own', async () => {
-      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1').expect(200);
-      await t().http().get('/config').set('X-Forwarded-For', '203.0.113.2').expect(200);
-      expectRefused(
-        await t().http().get('/config').set('X-Forwarded-For', '203.0.113.1'),
-        'anonymous',
-      );
-    });
-  });
 
   describe('without TRUST_PROXY', () => {
     const t = useTestApp({ env: budget });
@@ -227,6 +266,58 @@ describe('rate limits: client addresses', () => {
         'anonymous',
       );
     });
+  });
+});
+
+// The test client connects from 127.0.0.1: it plays the one proxy in front of the service, which
+// appends the address it saw to whatever X-Forwarded-For the client wrote.
+describe.each([
+  ['the proxy address', '127.0.0.1'],
+  ['a hop count', '1'],
+])('rate limits behind one trusted proxy (TRUST_PROXY as %s)', (_how, trustProxy) => {
+  const t = useTestApp({
+    env: {
+      ...ROOMY,
+      RATE_LIMIT_ANONYMOUS: '2/60',
+      RATE_LIMIT_INVALID_TOKEN: '2/60',
+      TRUST_PROXY: trustProxy,
+    },
+  });
+  const anonymous = (forwardedFor: string): Test =>
+    t().http().get('/config').set('X-Forwarded-For', forwardedFor);
+  const badToken = (forwardedFor: string): Test =>
+    t()
+      .http()
+      .get('/sessions/@me')
+      .set('X-Forwarded-For', forwardedFor)
+      .set('Authorization', 'Bearer arl_guess');
+
+  it('counts the address the proxy saw, whatever the client wrote before it', async () => {
+    const seen = '203.0.113.7';
+    expectLimitHeaders(await anonymous(`10.0.0.1, ${seen}`), 'anonymous', 2, 1);
+    expectLimitHeaders(await anonymous(`10.0.0.2, ${seen}`), 'anonymous', 2, 0);
+    expectRefused(await anonymous(`10.0.0.3, ${seen}`), 'anonymous');
+    expectRefused(await anonymous(seen), 'anonymous');
+
+    expectLimitHeaders(await badToken(`10.0.0.1, ${seen}`), 'invalid-token', 2, 1);
+    expectLimitHeaders(await badToken(`10.0.0.2, ${seen}`), 'invalid-token', 2, 0);
+    expectRefused(await badToken(`10.0.0.3, 10.0.0.4, ${seen}`), 'invalid-token');
+    expectRefused(await badToken(seen), 'invalid-token');
+  });
+
+  it("does not let a client spend another address's budget", async () => {
+    const attacker = '203.0.113.8';
+    const victim = '198.51.100.9';
+    await anonymous(`${victim}, ${attacker}`).expect(200);
+    await anonymous(`${victim}, ${attacker}`).expect(200);
+    expectRefused(await anonymous(`${victim}, ${attacker}`), 'anonymous');
+    await badToken(`${victim}, ${attacker}`).expect(401);
+    await badToken(`${victim}, ${attacker}`).expect(401);
+    expectRefused(await badToken(`${victim}, ${attacker}`), 'invalid-token');
+
+    // The victim, through the same proxy, still has every budget whole.
+    expectLimitHeaders(await anonymous(victim).expect(200), 'anonymous', 2, 1);
+    expectLimitHeaders(await badToken(victim).expect(401), 'invalid-token', 2, 1);
   });
 });
 
@@ -285,5 +376,25 @@ describeShared('rate limits across two instances', () => {
     expectLimitHeaders(await me(second), 'authenticated', 4, 1);
     expectLimitHeaders(await me(first), 'authenticated', 4, 0);
     expectRefused(await me(second), 'authenticated');
+  });
+});
+
+describeShared('failed authentication across two instances', () => {
+  const instances = useTwoInstances({
+    ...ROOMY,
+    RATE_LIMIT_INVALID_TOKEN: '3/60',
+    REDIS_KEY_PREFIX: `invalid-${Date.now()}:`,
+  });
+
+  it('lets a token issued on one instance through on another that refuses the address', async () => {
+    const [first, second] = instances();
+    const me = (app: TestApp, token: string): Test =>
+      app.http().get('/sessions/@me').set('Authorization', token);
+    for (let i = 0; i < 3; i++) await me(second, `${GUESS_API.slice(0, -1)}${i}`).expect(401);
+    expectRefused(await me(second, GUESS_API), 'invalid-token');
+
+    const fresh = await loginAs(first, DEMO_IDS.carol);
+    expect((await me(second, fresh.token).expect(200)).body.user_id).toBe(DEMO_IDS.carol);
+    expectRefused(await me(second, GUESS_LOGIN), 'invalid-token');
   });
 });

@@ -12,6 +12,7 @@ import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
+import { SessionsService } from 'src/sessions/sessions.service';
 
 const BEARER = /^Bearer\s+/i;
 
@@ -29,6 +30,7 @@ export class SessionAuthGuard extends AuthGuard('bearer') {
   constructor(
     private readonly reflector: Reflector,
     private readonly limiter: RateLimiter,
+    private readonly sessions: SessionsService,
   ) {
     super();
   }
@@ -39,9 +41,10 @@ export class SessionAuthGuard extends AuthGuard('bearer') {
     const http = context.switchToHttp();
     const request = http.getRequest<HeaderCarrier & { ip: string }>();
     const reply = http.getResponse<FastifyReply>();
-    // An address that keeps failing to authenticate is refused before any token lookup.
+    // An address that keeps failing to authenticate is refused before any database work, except
+    // for tokens known to be valid: several users behind one address must not pay for a guesser.
     const refused = this.limiter.enabled && this.limiter.knownRefusal('invalid-token', request.ip);
-    if (refused) {
+    if (refused && !(await this.isRecognised(request))) {
       this.limiter.writeHeaders(reply, refused);
       throw this.limiter.refusal(refused);
     }
@@ -64,6 +67,11 @@ export class SessionAuthGuard extends AuthGuard('bearer') {
       );
     }
     return true;
+  }
+
+  private async isRecognised(request: HeaderCarrier): Promise<boolean> {
+    const token = bearerToken(request.headers.authorization);
+    return token !== null && (await this.sessions.isRecognised(token));
   }
 
   /** Counts a failed authentication against the address; past the budget it answers 429. */
@@ -90,6 +98,14 @@ function isAuthenticationFailure(error: unknown): boolean {
     error instanceof AppException &&
     (error.code === ErrorCode.NoAuthToken || error.code === ErrorCode.InvalidToken)
   );
+}
+
+/** The token the bearer strategy will read from the header (both forms), if any. */
+function bearerToken(header: string | string[] | undefined): string | null {
+  if (typeof header !== 'string' || header.trim() === '') return null;
+  if (!BEARER.test(header)) return header.trim();
+  const parts = header.split(' ');
+  return parts.length === 2 ? parts[1] : null;
 }
 
 /** Missing header: NoAuthToken. A bare token (PublicAuth) is read as `Bearer <token>`. */

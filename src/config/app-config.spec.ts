@@ -96,14 +96,14 @@ describe('loadConfig', () => {
       MAX_API_TOKENS_PER_USER: '5',
       ROOT_USERS: '1,22,333',
       TOKEN_ENCRYPTION_KEY: KEY,
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '2',
       RATE_LIMITS_ENABLED: 'false',
       LOG_LEVEL: 'debug',
     });
     expect(config.http).toMatchObject({
       port: 8080,
       host: '127.0.0.1',
-      trustProxy: true,
+      trustProxy: 2,
       requestTimeoutMs: 10_000,
     });
     expect(config.database).toEqual({
@@ -200,6 +200,63 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
     // Values are not echoed: a mistyped secret must not end up in a log.
     if (value.length > 3) expect(message).not.toContain(value);
+  });
+
+  describe('TRUST_PROXY', () => {
+    it.each([
+      ['', false],
+      ['0', false],
+      ['false', false],
+      ['FALSE', false],
+      ['1', 1],
+      [' 3 ', 3],
+      ['10', 10],
+      ['127.0.0.1', ['127.0.0.1']],
+      ['10.0.0.0/8', ['10.0.0.0/8']],
+      ['10.0.0.1, 192.168.0.0/16', ['10.0.0.1', '192.168.0.0/16']],
+      ['::1', ['::1']],
+      ['fd00::/8,2001:db8::1/128', ['fd00::/8', '2001:db8::1/128']],
+      ['172.16.0.0/12,::ffff:10.0.0.1', ['172.16.0.0/12', '::ffff:10.0.0.1']],
+      ['10.0.0.1/32', ['10.0.0.1/32']],
+      ['loopback,uniquelocal', ['loopback', 'uniquelocal']],
+    ])('reads %p as %p', (value, expected) => {
+      expect(loadConfig(memory({ TRUST_PROXY: value })).http.trustProxy).toEqual(expected);
+    });
+
+    const everything =
+      /^Invalid configuration: TRUST_PROXY no longer trusts every X-Forwarded-For .*hop count.*addresses\/CIDRs/;
+    const malformed =
+      /^Invalid configuration: TRUST_PROXY must be false, a hop count from 1 to 10, or IP addresses\/CIDRs/;
+    const hops = /^Invalid configuration: TRUST_PROXY as a hop count must be from 1 to 10$/;
+    it.each([
+      ['true', everything],
+      ['TRUE', everything],
+      ['yes', everything],
+      ['on', everything],
+      ['all', everything],
+      ['*', everything],
+      ['-1', hops],
+      ['11', hops],
+      ['1.5', malformed],
+      ['maybe', malformed],
+      ['10.0.0', malformed],
+      ['256.0.0.1', malformed],
+      ['10.0.0.0/33', malformed],
+      ['10.0.0.0/0', malformed],
+      ['0.0.0.0/0', malformed],
+      ['::/0', malformed],
+      ['fd00::/129', malformed],
+      ['10.0.0.0/8/8', malformed],
+      ['10.0.0.0/x', malformed],
+      ['10.0.0.0/', malformed],
+      ['10.0.0.1,', malformed],
+      ['10.0.0.1,,10.0.0.2', malformed],
+      ['10.0.0.1 10.0.0.2', malformed],
+      ['proxy.internal', malformed],
+      ['10.0.0.0/255.0.0.0', malformed],
+    ])('refuses %p at boot, saying what to set instead', (value, message) => {
+      expect(configError(memory({ TRUST_PROXY: value }))).toMatch(message);
+    });
   });
 
   it('names every bad variable at once', () => {

@@ -11,6 +11,7 @@ import {
   type BucketBudget,
   type RateLimitBucket,
 } from 'src/config/rate-limit-buckets';
+import { parseTrustProxy, type TrustProxy } from 'src/config/trust-proxy';
 
 /** The request body limit (DESIGN §3): larger bodies are refused before they are parsed. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
@@ -26,7 +27,8 @@ export type DatabaseConfig =
 export interface HttpConfig {
   readonly port: number;
   readonly host: string;
-  readonly trustProxy: boolean;
+  /** Which proxies may name the client in `X-Forwarded-For` (TRUST_PROXY). */
+  readonly trustProxy: TrustProxy;
   readonly bodyLimitBytes: number;
   /** A request's headers and body must arrive within this time, or it is refused (slow clients). */
   readonly requestTimeoutMs: number;
@@ -109,7 +111,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
     http: {
       port: env.PORT ?? 3000,
       host: env.HOST ?? '0.0.0.0',
-      trustProxy: env.TRUST_PROXY ?? false,
+      trustProxy: trustProxy(env.TRUST_PROXY),
       bodyLimitBytes: BODY_LIMIT_BYTES,
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000,
     },
@@ -160,6 +162,13 @@ function bucketBudgets(env: EnvironmentSchema): Record<RateLimitBucket, BucketBu
       : { limit: defaults.limit, windowSeconds: defaults.windowSeconds };
   }
   return budgets;
+}
+
+function trustProxy(raw: string | undefined): TrustProxy {
+  const parsed = parseTrustProxy(raw);
+  // Validation has already refused a bad value; this only narrows the type.
+  if ('problem' in parsed) throw new ConfigError([parsed.problem]);
+  return parsed.value;
 }
 
 /** The process environment, after loading `.env` from the working directory when there is one. */

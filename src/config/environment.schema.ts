@@ -12,10 +12,12 @@ import {
   MinLength,
   Validate,
   ValidatorConstraint,
+  type ValidationArguments,
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import { BUDGET_PATTERN } from 'src/config/rate-limit-buckets';
+import { parseTrustProxy } from 'src/config/trust-proxy';
 
 const BUDGET_MESSAGE = (name: string): string =>
   `${name} must be <requests>/<seconds>, both whole numbers from 1, e.g. 5/30`;
@@ -72,6 +74,17 @@ class Base64Key32Constraint implements ValidatorConstraintInterface {
   }
   defaultMessage(): string {
     return 'TOKEN_ENCRYPTION_KEY must be 32 bytes encoded as base64 (e.g. the output of `openssl rand -base64 32`)';
+  }
+}
+
+@ValidatorConstraint({ name: 'trustProxy' })
+class TrustProxyConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'string' && 'value' in parseTrustProxy(value);
+  }
+  defaultMessage(args: ValidationArguments): string {
+    const parsed = typeof args.value === 'string' ? parseTrustProxy(args.value) : undefined;
+    return parsed && 'problem' in parsed ? parsed.problem : 'TRUST_PROXY must be a string';
   }
 }
 
@@ -233,10 +246,10 @@ export class EnvironmentSchema {
   @Validate(Base64Key32Constraint)
   TOKEN_ENCRYPTION_KEY?: string;
 
-  @Transform(toBoolean)
+  @Transform(emptyToUndefined)
   @IsOptional()
-  @IsBoolean({ message: 'TRUST_PROXY must be true or false' })
-  TRUST_PROXY?: boolean;
+  @Validate(TrustProxyConstraint)
+  TRUST_PROXY?: string;
 
   @Transform(toBoolean)
   @IsOptional()

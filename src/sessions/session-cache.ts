@@ -3,7 +3,8 @@ import { LRUCache } from 'lru-cache';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 
 /** How long a resolved session is trusted without looking at the database again. */
-const TTL_MS = 30_000;
+export const SESSION_CACHE_TTL_SECONDS = 30;
+const TTL_MS = SESSION_CACHE_TTL_SECONDS * 1000;
 const MAX_ENTRIES = 50_000;
 
 export interface CachedSession {
@@ -20,13 +21,23 @@ export interface CachedSession {
 @Injectable()
 export class SessionCache {
   private readonly entries = new LRUCache<string, CachedSession>({ max: MAX_ENTRIES, ttl: TTL_MS });
+  private evictions = 0;
+
+  /**
+   * Moves on every eviction. A lookup that started before an eviction may have read the session
+   * before it was revoked, so it is not cached when this changed meanwhile (see `setIfUnchanged`).
+   */
+  get epoch(): number {
+    return this.evictions;
+  }
 
   get(tokenHash: string): CachedSession | undefined {
     return this.entries.get(tokenHash);
   }
 
-  set(tokenHash: string, entry: CachedSession): void {
-    this.entries.set(tokenHash, entry);
+  /** Caches a lookup unless an eviction happened since `epoch` was read. */
+  setIfUnchanged(tokenHash: string, entry: CachedSession, epoch: number): void {
+    if (epoch === this.evictions) this.entries.set(tokenHash, entry);
   }
 
   evictSession(sessionId: string): void {
@@ -38,6 +49,7 @@ export class SessionCache {
   }
 
   private evictWhere(matches: (session: AuthenticatedSession) => boolean): void {
+    this.evictions++;
     for (const [key, entry] of this.entries.entries()) {
       if (matches(entry.session)) this.entries.delete(key);
     }

@@ -2,9 +2,20 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import type Redis from 'ioredis';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
-import { SessionCache } from 'src/sessions/session-cache';
+import { SESSION_CACHE_TTL_SECONDS, SessionCache } from 'src/sessions/session-cache';
 
 type Invalidation = { session: string } | { user: string };
+
+/**
+ * What the admin CLI, a process of its own, says after a ban or revocation: without Redis its
+ * eviction stays in the CLI, so a running service sees it only when its cached session expires.
+ * Null when running services are told at once.
+ */
+export function cliReachNote(shared: boolean): string | null {
+  return shared
+    ? null
+    : `Without REDIS_URL a running service applies this within ${SESSION_CACHE_TTL_SECONDS} s (when its session cache expires); with REDIS_URL, at once.`;
+}
 
 /**
  * Makes revocations and bans take effect at once on every instance: the change evicts the local
@@ -66,7 +77,7 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
     } catch (error) {
       this.logger.warn(
         { reason: (error as Error).message },
-        'Could not broadcast a session invalidation; other instances catch up within 30 s',
+        `Could not broadcast a session invalidation; other instances catch up within ${SESSION_CACHE_TTL_SECONDS} s`,
       );
     }
   }

@@ -7,6 +7,7 @@ import {
   requireUuid,
 } from 'src/common/cli/cli-arguments';
 import { AppConfig } from 'src/config/app-config';
+import { cliReachNote, SessionInvalidation } from 'src/sessions/session-invalidation';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 interface CreateTokenOptions {
@@ -68,10 +69,14 @@ export class CreateTokenCommand extends CommandRunner {
 @Command({
   name: 'sessions:ban',
   arguments: '<session_id>',
-  description: 'Ban a session or API token: it gets ApiBanned at once',
+  description:
+    'Ban a session or API token: it gets ApiBanned (at once with REDIS_URL, otherwise within 30 s)',
 })
 export class BanSessionCommand extends CommandRunner {
-  constructor(private readonly sessions: SessionsService) {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly invalidation: SessionInvalidation,
+  ) {
     super();
   }
 
@@ -80,6 +85,8 @@ export class BanSessionCommand extends CommandRunner {
       throw new CliError(`No session ${sessionId}`);
     }
     console.log(`Session ${sessionId} is banned.`);
+    const note = cliReachNote(this.invalidation.isShared);
+    if (note) console.log(note);
   }
 }
 

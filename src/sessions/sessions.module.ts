@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { KnownTokens } from 'src/sessions/known-tokens';
 import { SessionCache } from 'src/sessions/session-cache';
 import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import { SessionEntity } from 'src/sessions/session.entity';
@@ -10,7 +11,7 @@ import { SessionsService } from 'src/sessions/sessions.service';
 @Module({
   imports: [TypeOrmModule.forFeature([SessionEntity])],
   controllers: [SessionsController],
-  providers: [SessionsService, SessionCache, SessionInvalidation],
+  providers: [SessionsService, SessionCache, SessionInvalidation, KnownTokens],
   exports: [SessionsService, SessionInvalidation],
 })
 export class SessionsModule {}

@@ -6,6 +6,7 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { AppConfig } from 'src/config/app-config';
+import { KnownTokens } from 'src/sessions/known-tokens';
 import { SessionCache } from 'src/sessions/session-cache';
 import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import {
@@ -50,6 +51,7 @@ export class SessionsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cache: SessionCache,
     private readonly invalidation: SessionInvalidation,
+    private readonly knownTokens: KnownTokens,
     private readonly config: AppConfig,
   ) {}
 
@@ -69,17 +71,33 @@ export class SessionsService {
       entry = this.cache.get(key);
     }
     if (!entry) {
+      // Read before the lookup: a revocation landing while it runs must not be undone by caching.
+      const epoch = this.cache.epoch;
       const row = await this.findLiveByTokenHash(Buffer.from(key, 'hex'));
-      if (!row) return null;
+      if (!row) {
+        this.knownTokens.forget(key);
+        return null;
+      }
       entry = {
         session: toAuthenticated(row),
         lastUsedWrittenAt: row.last_used_at?.getTime() ?? 0,
       };
-      this.cache.set(key, entry);
+      this.cache.setIfUnchanged(key, entry, epoch);
+      this.knownTokens.remember(key);
     }
     if (entry.session.expiresAt.getTime() <= now) return null;
     this.recordUse(entry, now);
     return entry.session;
+  }
+
+  /**
+   * Whether a token is worth looking up for an address refused for failed authentications: its
+   * session is cached, or it was issued or resolved live recently. Answers without database work.
+   */
+  async isRecognised(token: string): Promise<boolean> {
+    if (!isWellFormedToken(token)) return false;
+    const key = hashSessionToken(token).toString('hex');
+    return this.cache.get(key) !== undefined || (await this.knownTokens.has(key));
   }
 
   /** Creates a session and its token; inside the caller's transaction when one is given. */
@@ -88,6 +106,7 @@ export class SessionsService {
     manager?: EntityManager,
   ): Promise<IssuedSession> {
     const token = generateSessionToken(options.type);
+    const tokenHash = hashSessionToken(token);
     const repository = manager ? manager.getRepository(SessionEntity) : this.sessions;
     const session = await repository.save(
       repository.create({
@@ -95,11 +114,13 @@ export class SessionsService {
         type: options.type,
         name: options.name,
         state: 'active',
-        tokenHash: hashSessionToken(token),
+        tokenHash,
         expiresAt: new Date(Date.now() + options.ttlSeconds * 1000),
         lastUsedAt: null,
       }),
     );
+    // Should the caller's transaction roll back, being known only earns the token a failing lookup.
+    this.knownTokens.remember(tokenHash.toString('hex'));
     return { session, token };
   }
 

@@ -1,0 +1,86 @@
+import type { DataSource, Repository } from 'typeorm';
+import type { RedisConnection } from 'src/common/redis/redis.module';
+import type { AppConfig } from 'src/config/app-config';
+import { KnownTokens } from 'src/sessions/known-tokens';
+import { SessionCache } from 'src/sessions/session-cache';
+import { SessionInvalidation } from 'src/sessions/session-invalidation';
+import { generateSessionToken } from 'src/sessions/session-token';
+import type { SessionEntity } from 'src/sessions/session.entity';
+import { SessionsService } from 'src/sessions/sessions.service';
+
+const ROW = {
+  id: '0b6f3a52-6c1e-4d55-9a49-1f2e6c7d8e90',
+  user_id: '42',
+  type: 'login',
+  name: null,
+  state: 'active',
+  user_state: 'normal',
+  created_at: new Date('2025-01-01T00:00:00Z'),
+  expires_at: new Date(Date.now() + 3_600_000),
+  last_used_at: new Date(),
+};
+
+/** A promise the test settles when it chooses: the database answering a query. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
+function setUp(): {
+  service: SessionsService;
+  invalidation: SessionInvalidation;
+  query: jest.Mock<Promise<unknown[]>, [string, unknown[]]>;
+} {
+  const query = jest.fn<Promise<unknown[]>, [string, unknown[]]>();
+  const repository = { query, update: jest.fn(() => Promise.resolve()) };
+  const config = { redisKeyPrefix: 'test:' } as AppConfig;
+  const redis = { client: null } as RedisConnection;
+  const cache = new SessionCache();
+  const invalidation = new SessionInvalidation(cache, redis, config);
+  const service = new SessionsService(
+    repository as unknown as Repository<SessionEntity>,
+    {} as DataSource,
+    cache,
+    invalidation,
+    new KnownTokens(redis, config),
+    config,
+  );
+  return { service, invalidation, query };
+}
+
+describe('SessionsService.authenticate and invalidations', () => {
+  it('serves a resolved session from the cache afterwards (no second lookup)', async () => {
+    const { service, query } = setUp();
+    const token = generateSessionToken('login');
+    query.mockResolvedValueOnce([ROW]).mockResolvedValue([]);
+    expect(await service.authenticate(token)).toMatchObject({ id: ROW.id });
+    expect(await service.authenticate(token)).toMatchObject({ id: ROW.id });
+    expect(query).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    [
+      'the session is revoked',
+      (invalidation: SessionInvalidation) => invalidation.sessionChanged(ROW.id),
+    ],
+    [
+      'its user is banned',
+      (invalidation: SessionInvalidation) => invalidation.userChanged(ROW.user_id),
+    ],
+  ])('does not cache a lookup that was in flight when %s', async (_when, invalidate) => {
+    const { service, invalidation, query } = setUp();
+    const token = generateSessionToken('login');
+    const lookup = deferred<unknown[]>();
+    query.mockReturnValueOnce(lookup.promise).mockResolvedValue([]);
+
+    const inFlight = service.authenticate(token);
+    await invalidate(invalidation);
+    lookup.resolve([ROW]);
+    // The request raced the change: it may be answered with what the database said then.
+    expect(await inFlight).toMatchObject({ id: ROW.id });
+    // But the next request looks again, and the revoked session is gone.
+    expect(await service.authenticate(token)).toBeNull();
+    expect(query).toHaveBeenCalledTimes(2);
+  });
+});
