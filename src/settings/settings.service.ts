@@ -145,7 +145,8 @@ export class SettingsService {
   ): Promise<SettingRow[]> {
     const { limit, offset, ...filters } = fields as { limit?: number; offset?: number };
     const rows = await this.dataSource.getRepository(setting.entity).find({
-      where: { guild_id: guildId, ...toEntity(setting, filters) },
+      // The guild last: no filter can replace it (column ids are also checked at boot).
+      where: { ...toEntity(setting, filters), guild_id: guildId },
       order: setting.order ?? defaultOrder(setting),
       take: limit ?? MAX_VIEW_LIMIT,
       skip: offset ?? 0,

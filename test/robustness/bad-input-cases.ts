@@ -256,6 +256,26 @@ function bodyCases(endpoint: Endpoint): BadInput[] {
   add('truncated', { body: json.slice(0, Math.floor(json.length / 2)) });
   add('empty', { body: '' });
   add('not JSON', { body: "{name: 'x'}" });
+  // Nesting far below the body limit that would overflow a recursive validator's stack.
+  for (const [open, close] of [
+    ['[', ']'],
+    ['{"a":', '}'],
+  ]) {
+    add(`nested 30,000 deep with ${open}`, { body: open.repeat(30_000) + close.repeat(30_000) });
+    const field = Object.keys(endpoint.body)[0];
+    add(`${field} nested 30,000 deep with ${open}`, {
+      body: JSON.stringify({ ...valid, [field]: '@' }).replace(
+        '"@"',
+        `${open.repeat(30_000)}1${close.repeat(30_000)}`,
+      ),
+    });
+  }
+  add('with a NUL character in a string', {
+    body: JSON.stringify({ ...valid, [Object.keys(endpoint.body)[0]]: 'nul\u0000' }).replace(
+      '\\u0000',
+      '\u0000',
+    ),
+  });
   add('over 100 KiB', { body: JSON.stringify({ ...valid, padding: 'x'.repeat(110 * 1024) }) });
   for (const contentType of [
     'text/plain',
