@@ -56,7 +56,9 @@ describe('settings: values the database could refuse are refused first', () => {
   });
 
   it('still accepts a well-formed primary key on Update', async () => {
-    const updated = ok(await owner.exec('auditlog_sinks', 'Update', { id: sinkId, enabled: false }));
+    const updated = ok(
+      await owner.exec('auditlog_sinks', 'Update', { id: sinkId, enabled: false }),
+    );
     expect(updated).toMatchObject({ id: sinkId, enabled: false });
   });
 
@@ -88,6 +90,22 @@ describe('settings: values the database could refuse are refused first', () => {
     ['a date-time with an offset', '2024-03-01T10:00:00+05:30'],
   ])('accepts %s as a timestamp filter', async (_name, value) => {
     expect(ok(await owner.exec('settings_history', 'View', { created_at: value }))).toEqual([]);
+  });
+
+  it('filters View by null in a nullable column, matching empty values', async () => {
+    const stored = ok(
+      await owner.exec('protection', 'Create', {
+        id: 'default',
+        minimum_account_age: null,
+        max_mentions: 5,
+        hoist_detection: 0,
+        fake_bot_detection: 0,
+      }),
+    );
+    expect(ok(await owner.exec('protection', 'View', { minimum_account_age: null }))).toEqual([
+      stored,
+    ]);
+    expect(ok(await owner.exec('protection', 'View', { max_mentions: null }))).toEqual([]);
   });
 
   it.each([

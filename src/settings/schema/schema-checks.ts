@@ -13,7 +13,12 @@ const ID = /^[a-z][a-z0-9_]{0,63}$/;
  * Column ids the engine uses itself: `guild_id` scopes every row to its guild, `limit` and
  * `offset` page View, and `constructor` is a property of every JavaScript object.
  */
-export const RESERVED_COLUMN_IDS: readonly string[] = ['guild_id', 'limit', 'offset', 'constructor'];
+export const RESERVED_COLUMN_IDS: readonly string[] = [
+  'guild_id',
+  'limit',
+  'offset',
+  'constructor',
+];
 
 /**
  * Everything inconsistent in a setting declaration, each as "<setting>: <problem>"; the engine

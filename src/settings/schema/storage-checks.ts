@@ -75,7 +75,9 @@ function typeProblems(column: ColumnSchema, target: StoredColumn): string[] {
   if (type.type === 'Widget') return [];
   const stored = describe(target);
   if (type.type === 'Array' || type.inner.type === 'Json') {
-    return JSON_TYPES.includes(target.type) ? [] : [`${type.type} values need jsonb, not ${stored}`];
+    return JSON_TYPES.includes(target.type)
+      ? []
+      : [`${type.type} values need jsonb, not ${stored}`];
   }
   const inner = type.inner;
   switch (inner.type) {
@@ -105,9 +107,12 @@ function stringProblems(
 ): string[] {
   const stored = describe(target);
   if (inner.kind === 'timestamp') {
-    return TIMESTAMP_TYPES.includes(target.type) ? [] : [`timestamps need timestamptz, not ${stored}`];
+    return TIMESTAMP_TYPES.includes(target.type)
+      ? []
+      : [`timestamps need timestamptz, not ${stored}`];
   }
-  if (target.type === 'uuid') return inner.kind === 'uuid' ? [] : [`only uuid values fit ${stored}`];
+  if (target.type === 'uuid')
+    return inner.kind === 'uuid' ? [] : [`only uuid values fit ${stored}`];
   if (!STRING_TYPES.includes(target.type)) return [`String values cannot be stored in ${stored}`];
   const longest = maxStringLength(inner);
   return target.length !== null && longest > target.length
