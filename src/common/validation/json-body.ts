@@ -60,7 +60,7 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
         done(new AppException(ErrorCode.BadRequest, problem), undefined);
         return;
       }
-      parse(request, body, done);
+      void parse(request, body, done);
     },
   );
 }
