@@ -13,6 +13,7 @@ import fastifyCors from '@fastify/cors';
 import { AppModule } from 'src/app.module';
 import { preparePassportRequests } from 'src/auth/passport-request';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
+import { registerJsonBodyParser } from 'src/common/validation/json-body';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
@@ -108,6 +109,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   preparePassportRequests(fastify);
   // JSON only: any other content type is refused (415, rendered as BadRequest).
   fastify.removeContentTypeParser('text/plain');
+  // Nesting is capped before parsing: 30,000 levels would overflow the validators' stack.
+  registerJsonBodyParser(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
     // Everything done for this request, to its end, logs with its id.

@@ -1,18 +1,58 @@
 import type { DiscoveryService } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
-import type { SettingProvider } from 'src/settings/setting-definition';
+import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
+import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
+import type { SettingDefinition, SettingProvider } from 'src/settings/setting-definition';
+import type { ColumnSchema } from 'src/settings/schema/setting-schema';
 import { InvalidSettingsError, SettingsRegistry } from 'src/settings/settings-registry';
+import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
 
-function registryOf(...providers: SettingProvider[]): SettingsRegistry {
+/** A data source that knows the entities' metadata, as the application's does, never connected. */
+async function metadataOf(...entities: (new () => object)[]): Promise<DataSource> {
+  const dataSource = new DataSource({ type: 'postgres', entities });
+  // What initialize() does first, without a database.
+  await (dataSource as unknown as { buildMetadatas(): Promise<void> }).buildMetadatas();
+  return dataSource;
+}
+
+async function registryOf(...providers: SettingProvider[]): Promise<SettingsRegistry> {
   const discovery = {
     getProviders: () => providers.map((instance) => ({ instance })),
   } as unknown as DiscoveryService;
-  return new SettingsRegistry(discovery);
+  const dataSource = await metadataOf(GuildRoleEntity, FeedbackTopicEntity, AuditlogSinkEntity);
+  return new SettingsRegistry(discovery, dataSource);
 }
 
+/** The feedback fixture with one column replaced (or added). */
+function feedbackWith(column: ColumnSchema, entity?: SettingDefinition['entity']): SettingProvider {
+  const { definition } = new FeedbackSetting();
+  const columns = definition.schema.columns.filter((c) => c.id !== column.id);
+  return {
+    definition: {
+      ...definition,
+      entity: entity ?? definition.entity,
+      schema: { ...definition.schema, columns: [...columns, column] },
+    },
+  };
+}
+
+const cooldown = (inner: ColumnSchema['column_type']['inner']): ColumnSchema => ({
+  id: 'cooldown',
+  name: 'Cooldown',
+  description: 'Seconds',
+  placeholder: null,
+  nullable: false,
+  primary_key: false,
+  hidden: [],
+  readonly: [],
+  column_type: { type: 'Scalar', inner } as ColumnSchema['column_type'],
+});
+
 describe('the settings registry at boot', () => {
-  it('serves the declared settings with their validation_template', () => {
-    const registry = registryOf(new GuildRolesSetting());
+  it('serves the declared settings with their validation_template', async () => {
+    const registry = await registryOf(new GuildRolesSetting());
     registry.onModuleInit();
     const setting = registry.get('guildroles');
     expect(setting?.group).toBe('permissions');
@@ -21,19 +61,89 @@ describe('the settings registry at boot', () => {
     });
   });
 
-  it('refuses to boot with an inconsistent declaration, naming the setting', () => {
+  it('refuses to boot with an inconsistent declaration, naming the setting', async () => {
     const broken = new GuildRolesSetting();
     const definition = {
       ...broken.definition,
       schema: { ...broken.definition.schema, index_by: 'rank' },
     };
-    const registry = registryOf({ definition });
+    const registry = await registryOf({ definition });
     expect(() => registry.onModuleInit()).toThrow(InvalidSettingsError);
     expect(() => registry.onModuleInit()).toThrow('guildroles: index_by "rank" is not a column');
   });
 
-  it('refuses two declarations of one setting', () => {
-    const registry = registryOf(new GuildRolesSetting(), new GuildRolesSetting());
+  it('refuses two declarations of one setting', async () => {
+    const registry = await registryOf(new GuildRolesSetting(), new GuildRolesSetting());
     expect(() => registry.onModuleInit()).toThrow('guildroles: declared by two modules');
+  });
+
+  it.each([
+    [
+      'bounds beyond the column type',
+      feedbackWith(cooldown({ type: 'Integer', min: 0, max: 2 ** 31 })),
+      'feedback_topics: column "cooldown": the bounds [0, 2147483648] exceed integer ([-2147483648, 2147483647])',
+    ],
+    [
+      'a fraction into an integer column',
+      feedbackWith(cooldown({ type: 'Float', min: 0, max: 1 })),
+      'feedback_topics: column "cooldown": Float values cannot be stored in integer',
+    ],
+    [
+      'a nullable column stored NOT NULL',
+      feedbackWith({ ...cooldown({ type: 'Integer', min: 0, max: 9 }), nullable: true }),
+      'feedback_topics: column "cooldown": declared nullable, but NOT NULL in the entity',
+    ],
+    [
+      'a column the entity lacks',
+      feedbackWith({ ...cooldown({ type: 'Boolean' }), id: 'muted' }),
+      'feedback_topics: column "muted": the entity has no such column',
+    ],
+    [
+      'a string longer than its varchar',
+      feedbackWith({
+        ...cooldown({ type: 'String', kind: 'normal', max_length: 33 }),
+        id: 'topic',
+        primary_key: true,
+      }),
+      'feedback_topics: column "topic": values may be 33 characters long, but character varying(32) holds 32',
+    ],
+    [
+      'a string with no max_length in a varchar',
+      feedbackWith({
+        ...cooldown({ type: 'String', kind: 'normal' }),
+        id: 'topic',
+        primary_key: true,
+      }),
+      'feedback_topics: column "topic": values may be 4000 characters long, but character varying(32) holds 32',
+    ],
+    [
+      'an interval in an integer column',
+      feedbackWith(cooldown({ type: 'String', kind: 'interval' })),
+      'feedback_topics: column "cooldown": String values cannot be stored in integer',
+    ],
+    [
+      'an entity TypeORM does not know',
+      feedbackWith(cooldown({ type: 'Integer', min: 0, max: 9 }), ProtectionEntity),
+      'feedback_topics: the entity is not registered with TypeORM',
+    ],
+  ])('refuses to boot with %s, naming the setting and column', async (_name, provider, problem) => {
+    const registry = await registryOf(provider);
+    expect(() => registry.onModuleInit()).toThrow(InvalidSettingsError);
+    expect(() => registry.onModuleInit()).toThrow(problem);
+  });
+
+  it('publishes the bounds of the column type where a declaration gives none', async () => {
+    const registry = await registryOf(feedbackWith(cooldown({ type: 'Integer', min: 0 })));
+    registry.onModuleInit();
+    const column = registry.get('feedback_topics')?.schema.columns.find((c) => c.id === 'cooldown');
+    expect(column?.column_type.inner).toEqual({ type: 'Integer', min: 0, max: 2 ** 31 - 1 });
+    const template = JSON.parse(registry.get('feedback_topics')?.validationTemplate ?? '{}') as {
+      $defs: { Create: { properties: Record<string, unknown> } };
+    };
+    expect(template.$defs.Create.properties.cooldown).toEqual({
+      type: 'integer',
+      minimum: 0,
+      maximum: 2 ** 31 - 1,
+    });
   });
 });

@@ -1,12 +1,16 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type ObjectLiteral } from 'typeorm';
 import {
   DeclareSetting,
   type SettingDefinition,
   type SettingProvider,
 } from 'src/settings/setting-definition';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
+import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { catalogSchemaProblems } from 'src/settings/schema/schema-checks';
+import { storageProblems, type StoredColumn } from 'src/settings/schema/storage-checks';
 
 export class InvalidSettingsError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -31,23 +35,52 @@ export class SettingsRegistry implements OnModuleInit {
   private readonly settings = new Map<string, RegisteredSetting>();
   private published: Record<string, { type: 'Ok'; data: unknown[] }> = {};
 
-  constructor(private readonly discovery: DiscoveryService) {}
+  constructor(
+    private readonly discovery: DiscoveryService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
 
   onModuleInit(): void {
     const definitions = this.discovery
       .getProviders({ metadataKey: DeclareSetting.KEY })
       .map((wrapper) => (wrapper.instance as SettingProvider).definition);
     const problems = catalogSchemaProblems(definitions.map((definition) => definition.schema));
+    const stored = new Map<SettingDefinition, StoredColumn[]>();
+    for (const definition of definitions) {
+      const columns = this.storedColumns(definition.entity);
+      if (columns === null) {
+        problems.push(`${definition.schema.id}: the entity is not registered with TypeORM`);
+        continue;
+      }
+      stored.set(definition, columns);
+      problems.push(...storageProblems(definition.schema, columns));
+    }
     if (problems.length > 0) throw new InvalidSettingsError(problems);
     for (const definition of definitions) {
-      const validator = new FieldsValidator(definition.schema);
-      this.settings.set(definition.schema.id, {
+      // Published and enforced with every field filled in (and number bounds the column holds).
+      const schema = normalizeSchema(definition.schema, stored.get(definition));
+      const validator = new FieldsValidator(schema);
+      this.settings.set(schema.id, {
         ...definition,
+        schema,
         validator,
         validationTemplate: JSON.stringify(validator.document),
       });
     }
     this.published = groupByModule(this.all());
+  }
+
+  /** The entity's columns as PostgreSQL stores them, or null for an entity TypeORM does not know. */
+  private storedColumns(entity: new () => ObjectLiteral): StoredColumn[] | null {
+    if (!this.dataSource.hasMetadata(entity)) return null;
+    return this.dataSource.getMetadata(entity).columns.map((column) => ({
+      property: column.propertyName,
+      type: this.dataSource.driver.normalizeType(column),
+      length: column.length ? Number(column.length) : null,
+      precision: column.precision ?? null,
+      scale: column.scale ?? null,
+      nullable: column.isNullable,
+    }));
   }
 
   /** `GET /guilds/{id}/settings`: the schemas by declaring module (the same for every guild). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, type ObjectLiteral } from 'typeorm';
+import { DataSource, IsNull, type EntityManager, type ObjectLiteral } from 'typeorm';
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
@@ -145,7 +145,8 @@ export class SettingsService {
   ): Promise<SettingRow[]> {
     const { limit, offset, ...filters } = fields as { limit?: number; offset?: number };
     const rows = await this.dataSource.getRepository(setting.entity).find({
-      where: { guild_id: guildId, ...toEntity(setting, filters) },
+      // The guild last: no filter can replace it (column ids are also checked at boot).
+      where: { ...viewFilters(setting, filters), guild_id: guildId },
       order: setting.order ?? defaultOrder(setting),
       take: limit ?? MAX_VIEW_LIMIT,
       skip: offset ?? 0,
@@ -302,6 +303,16 @@ function toEntity(setting: RegisteredSetting, values: SettingRow): ObjectLiteral
     entity[column.id] = isTimestamp(column) && typeof value === 'string' ? new Date(value) : value;
   }
   return entity;
+}
+
+/** View filters as a `where`: null matches an empty value (TypeORM refuses a bare null). */
+function viewFilters(setting: RegisteredSetting, filters: SettingRow): ObjectLiteral {
+  return Object.fromEntries(
+    Object.entries(toEntity(setting, filters)).map(([id, value]) => [
+      id,
+      value === null ? IsNull() : value,
+    ]),
+  );
 }
 
 /** Entity → API row (dates as ISO 8601); with `forClient`, columns hidden on View are left out. */

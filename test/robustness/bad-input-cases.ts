@@ -256,6 +256,28 @@ function bodyCases(endpoint: Endpoint): BadInput[] {
   add('truncated', { body: json.slice(0, Math.floor(json.length / 2)) });
   add('empty', { body: '' });
   add('not JSON', { body: "{name: 'x'}" });
+  // Nesting far below the body limit that would overflow a recursive validator's stack.
+  // (As deep as fits in the 100 KiB body limit.)
+  for (const [open, close, depth] of [
+    ['[', ']', 30_000],
+    ['{"a":', '}', 15_000],
+  ] as const) {
+    add(`nested ${depth} deep with ${open}`, {
+      body: `${open.repeat(depth)}1${close.repeat(depth)}`,
+    });
+    const field = Object.keys(endpoint.body)[0];
+    add(`${field} nested ${depth} deep with ${open}`, {
+      body: JSON.stringify({ ...valid, [field]: '@' }).replace(
+        '"@"',
+        `${open.repeat(depth)}1${close.repeat(depth)}`,
+      ),
+    });
+  }
+  // JSON.stringify writes U+0000 as the escape \u0000, which PostgreSQL refuses in text and jsonb.
+  addJson('with a NUL character in a string', {
+    ...valid,
+    [Object.keys(endpoint.body)[0]]: 'nul\u0000',
+  });
   add('over 100 KiB', { body: JSON.stringify({ ...valid, padding: 'x'.repeat(110 * 1024) }) });
   for (const contentType of [
     'text/plain',

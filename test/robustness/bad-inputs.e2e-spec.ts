@@ -307,6 +307,62 @@ describe('robustness: requests that never finish or cannot be parsed', () => {
   });
 
   it.each([
+    ['POST', '/oauth2', '['],
+    ['POST', '/sessions', '{"a":'],
+    ['POST', `/guilds/${GUILD}/settings`, '['],
+    ['PUT', '/internal/shards/0', '{"a":'],
+  ])(
+    'answers %s %s with JSON nested thousands deep (%s) with 400 naming the limit',
+    async (method, path, open) => {
+      // As deep as fits in the 100 KiB body limit.
+      const [close, depth] = open === '[' ? [']', 30_000] : ['}', 15_000];
+      const res = await rawRequest(t().port, {
+        method,
+        path,
+        headers: { 'content-type': 'application/json' },
+        body: `${open.repeat(depth)}1${close.repeat(depth)}`,
+      });
+      expect({ status: res.status, body: res.json }).toEqual({
+        status: 400,
+        body: {
+          message: 'The JSON body is nested too deeply: at most 64 levels of arrays and objects',
+          code: 'BadRequest',
+        },
+      });
+      expect(t().logs.lines.filter((line) => Number(line.level) >= 50)).toEqual([]);
+    },
+  );
+
+  it('answers a string holding U+0000 with 400 naming the character', async () => {
+    const res = await rawRequest(t().port, {
+      method: 'POST',
+      path: '/oauth2',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: '{"code": "abc\\u0000", "redirect_uri": "x"}',
+    });
+    expect({ status: res.status, body: res.json }).toEqual({
+      status: 400,
+      body: {
+        message: 'JSON strings may not contain the NUL character (\\u0000)',
+        code: 'BadRequest',
+      },
+    });
+  });
+
+  it('keeps refusing prototype poisoning as Fastify does', async () => {
+    const res = await rawRequest(t().port, {
+      method: 'POST',
+      path: '/oauth2',
+      headers: { 'content-type': 'application/json' },
+      body: '{"__proto__": {"x": 1}, "code": "abc", "redirect_uri": "x"}',
+    });
+    expect({ status: res.status, code: (res.json as { code: string }).code }).toEqual({
+      status: 400,
+      code: 'BadRequest',
+    });
+  });
+
+  it.each([
     ['a malformed request line', 'GARBAGE\r\n\r\n', 'The request is malformed'],
     [
       'headers over the size limit',

@@ -185,11 +185,6 @@ describe('robustness: generated settings fields (fast-check)', () => {
           const res = await owner.exec(settingId, 'Create', fields);
           if (res.status !== 200) {
             refused += 1;
-            console.log(
-              settingId,
-              JSON.stringify(fields).slice(0, 300),
-              JSON.stringify(res.body).slice(0, 300),
-            );
             expect({ status: res.status, code: res.body.code as unknown }).toEqual({
               status: expect.any(Number),
               code: expect.stringMatching(/^(BadRequest|Restricted|NotFound)$/),

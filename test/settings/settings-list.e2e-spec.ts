@@ -25,6 +25,35 @@ const SETTING_KEYS = [
   'view_template',
 ];
 
+/** Every field each published object carries, present even where it has no value (null or []). */
+const COLUMN_KEYS = [
+  'column_type',
+  'description',
+  'hidden',
+  'id',
+  'name',
+  'nullable',
+  'placeholder',
+  'primary_key',
+  'readonly',
+];
+const INNER_KEYS: Record<string, string[]> = {
+  String: ['allowed_values', 'kind', 'max_length', 'min_length', 'suggestions', 'type'],
+  Integer: ['max', 'min', 'type'],
+  Float: ['max', 'min', 'type'],
+  Boolean: ['type'],
+  BitFlag: ['type', 'values'],
+  Json: ['style', 'type'],
+  Info: ['message', 'type'],
+  Warning: ['message', 'type'],
+  Button: ['label', 'operation', 'type'],
+};
+const INNER_TYPES: Record<string, string[]> = {
+  Scalar: ['String', 'Integer', 'Float', 'Boolean', 'BitFlag', 'Json'],
+  Array: ['String', 'Integer', 'Float', 'Boolean', 'BitFlag', 'Json'],
+  Widget: ['Info', 'Warning', 'Button'],
+};
+
 describe('GET /guilds/{guild_id}/settings', () => {
   const t = useTestApp();
 
@@ -59,6 +88,46 @@ describe('GET /guilds/{guild_id}/settings', () => {
         expect(Object.keys(schema.$defs)).toContain('View');
       }
     }
+  });
+
+  it('publishes every field of every Setting, Column and inner type of every built-in', async () => {
+    const { token } = await loginAs(t(), DEMO_IDS.demoUser);
+    const res = await t()
+      .http()
+      .get(`/guilds/${GUILD}/settings`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    const settings = Object.values(res.body as Record<string, { data: Setting[] }>).flatMap(
+      (group) => group.data,
+    );
+    const seen = new Set<string>();
+    for (const setting of settings) {
+      expect({ setting: setting.id, keys: Object.keys(setting).sort() }).toEqual({
+        setting: setting.id,
+        keys: SETTING_KEYS,
+      });
+      for (const column of setting.columns as unknown as Record<string, unknown>[]) {
+        const where = `${setting.id}.${String(column.id)}`;
+        expect({ where, keys: Object.keys(column).sort() }).toEqual({ where, keys: COLUMN_KEYS });
+        const columnType = column.column_type as { type: string; inner: Record<string, unknown> };
+        expect({ where, keys: Object.keys(columnType).sort() }).toEqual({
+          where,
+          keys: ['inner', 'type'],
+        });
+        const innerType = String(columnType.inner.type);
+        expect({ where, inner: INNER_TYPES[columnType.type]?.includes(innerType) }).toEqual({
+          where,
+          inner: true,
+        });
+        expect({ where, keys: Object.keys(columnType.inner).sort() }).toEqual({
+          where,
+          keys: INNER_KEYS[innerType],
+        });
+        seen.add(innerType);
+      }
+    }
+    // The built-ins exercise these kinds; a kind no built-in uses is covered by the unit tests.
+    expect([...seen].sort()).toEqual(['BitFlag', 'Boolean', 'Info', 'Integer', 'Json', 'String']);
   });
 
   it('publishes columns exactly as declared, widgets and hidden lists included', async () => {

@@ -7,6 +7,7 @@ import {
   type ExecutableOperation,
   type SettingSchema,
 } from 'src/settings/schema/setting-schema';
+import { isStorableTimestamp } from 'src/settings/schema/timestamp';
 import { validationSchema, type JsonSchema } from 'src/settings/schema/validation-schema';
 
 export type FieldsCheck = { ok: true; fields: unknown } | { ok: false; details: ErrorDetail[] };
@@ -32,7 +33,9 @@ export class FieldsValidator {
   constructor(private readonly schema: SettingSchema) {
     this.document = validationSchema(schema);
     const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-    addFormats(ajv, ['uuid', 'date-time']);
+    addFormats(ajv, ['uuid']);
+    // Stricter than JSON Schema's date-time: only instants that JavaScript and PostgreSQL store.
+    ajv.addFormat('date-time', { type: 'string', validate: isStorableTimestamp });
     ajv.addSchema(this.document);
     const id = this.document.$id as string;
     for (const operation of Object.keys(this.document.$defs as object)) {

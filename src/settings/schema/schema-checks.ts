@@ -9,6 +9,16 @@ import {
 } from 'src/settings/schema/setting-schema';
 
 const ID = /^[a-z][a-z0-9_]{0,63}$/;
+/**
+ * Column ids the engine uses itself: `guild_id` scopes every row to its guild, `limit` and
+ * `offset` page View, and `constructor` is a property of every JavaScript object.
+ */
+export const RESERVED_COLUMN_IDS: readonly string[] = [
+  'guild_id',
+  'limit',
+  'offset',
+  'constructor',
+];
 
 /**
  * Everything inconsistent in a setting declaration, each as "<setting>: <problem>"; the engine
@@ -22,6 +32,8 @@ export function schemaProblems(schema: SettingSchema): string[] {
   for (const column of schema.columns) {
     if (!ID.test(column.id))
       say(`column "${column.id}": the id must be lowercase letters, digits and "_"`);
+    if (RESERVED_COLUMN_IDS.includes(column.id))
+      say(`column "${column.id}": the id is reserved by the settings engine`);
     if (ids.has(column.id)) say(`column "${column.id}" is declared twice`);
     ids.add(column.id);
     for (const problem of columnProblems(column)) say(`column "${column.id}": ${problem}`);

@@ -236,6 +236,15 @@ describe('setting declarations', () => {
     expect(problems().some((problem) => problem.includes(expected))).toBe(true);
   });
 
+  it.each(['guild_id', 'limit', 'offset', 'constructor'])(
+    'refuses a column named %s, which the engine reserves',
+    (id) => {
+      expect(withColumns(pk, column({ id }))).toContain(
+        `example: column "${id}": the id is reserved by the settings engine`,
+      );
+    },
+  );
+
   it('refuses two modules declaring one id', () => {
     expect(catalogSchemaProblems([EXAMPLE, EXAMPLE])).toContain('example: declared by two modules');
   });
@@ -288,7 +297,8 @@ describe('fields validation', () => {
   it('accepts valid fields and drops read-only values', () => {
     const result = validator.check('Create', {
       ...VALID_CREATE,
-      id: 'ignored-on-create',
+      // An echoed row's key (read-only on Create): well-formed, so accepted, and ignored.
+      id: '0f8fad5b-d9cb-469f-a165-70867728950e',
       created_at: 'ignored',
     });
     expect(result).toEqual({ ok: true, fields: VALID_CREATE });
@@ -401,6 +411,24 @@ describe('fields validation', () => {
       'id is required for Update',
     ],
     ['a primary key that is not a UUID', 'Delete', { id: 'nope' }, 'id', 'id must be a UUID'],
+    // A key is checked by its own type even where it is read-only: it names a row.
+    ...[null, 'nope', {}, [], 42].map(
+      (id) =>
+        [
+          `the read-only key ${JSON.stringify(id)} on Update`,
+          'Update',
+          { id },
+          'id',
+          typeof id === 'string' ? 'id must be a UUID' : 'id must be string',
+        ] as const,
+    ),
+    [
+      'a read-only key that is not a UUID on Create',
+      'Create',
+      { ...VALID_CREATE, id: 'nope' },
+      'id',
+      'id must be a UUID',
+    ],
     [
       'Delete with other fields',
       'Delete',

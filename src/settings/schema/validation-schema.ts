@@ -71,11 +71,10 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
       break;
     default:
       for (const column of stored) {
-        // Read-only values may be sent (clients echo whole rows); the server ignores them.
-        properties[column.id] = column.readonly.includes(operation as 'Create' | 'Update')
-          ? {}
-          : valueSchema(column);
         const writable = !column.readonly.includes(operation as 'Create' | 'Update');
+        // Read-only values may be sent (clients echo whole rows); the server ignores them. A key
+        // always has its own type: on Update it names the row, on Create an echoed one is a row's.
+        properties[column.id] = writable || column.primary_key ? valueSchema(column) : {};
         const needed = operation === 'Create' ? writable && !column.nullable : column.primary_key;
         if (needed) required.push(column.id);
       }
