@@ -13,7 +13,8 @@ const ANY_ROUTE = '*';
 
 /** A fault the emulator plays on matching requests, `times` times (default once). */
 export type EmulatorFault =
-  | { kind: 'rate_limit'; retryAfter: number; global?: boolean }
+  /** `shared`: a shared resource's limit (`X-RateLimit-Scope: shared`), which the platform does not count as invalid. */
+  | { kind: 'rate_limit'; retryAfter: number; global?: boolean; shared?: boolean }
   | { kind: 'error'; status: number }
   /** Answers with this status and JSON body instead of the route's own answer. */
   | { kind: 'respond'; status: number; body: object }
@@ -164,7 +165,7 @@ export class PlatformEmulator {
         'X-RateLimit-Remaining': '0',
         'X-RateLimit-Reset-After': String(fault.retryAfter),
         'X-RateLimit-Bucket': 'emulated-bucket',
-        'X-RateLimit-Scope': fault.global ? 'global' : 'user',
+        'X-RateLimit-Scope': fault.global ? 'global' : fault.shared ? 'shared' : 'user',
         ...(fault.global ? { 'X-RateLimit-Global': 'true' } : {}),
       })
       .send({
