@@ -148,6 +148,21 @@ export class SharedCache {
     }
   }
 
+  /** What is cached for `key` (in memory, else the shared copy), without loading anything. */
+  async peek<T>(key: string): Promise<T | undefined> {
+    const hit = this.memory.get(key);
+    if (hit) return hit.value as T;
+    const client = this.redis.client;
+    if (!client) return undefined;
+    try {
+      const shared = await client.get(this.redisPrefix + key);
+      return shared === null ? undefined : (JSON.parse(shared) as T);
+    } catch (error) {
+      this.logger.debug({ reason: (error as Error).message }, 'Shared cache read failed');
+      return undefined;
+    }
+  }
+
   /**
    * Stores `value` under `key` for `ttlMs`, here and, with Redis, for every instance (which see it
    * once their own copy is past `localTtlMs`).
@@ -175,7 +190,9 @@ export class SharedCache {
 
   private memoryTtl(ttlMs: number): number {
     const ttl = Math.max(1, Math.round(ttlMs));
-    return this.redis.client && this.localTtlMs !== undefined ? Math.min(ttl, this.localTtlMs) : ttl;
+    return this.redis.client && this.localTtlMs !== undefined
+      ? Math.min(ttl, this.localTtlMs)
+      : ttl;
   }
 
   private entry(key: string, value: unknown): Entry {

@@ -82,6 +82,24 @@ export class EmulatorState {
     return guild.members.find((member) => member.user_id === userId);
   }
 
+  /** Run-time change (tests, demo): `userId` joins the guild; the bot joins with its own id. */
+  addMember(guildId: string, member: SeedMember): void {
+    const guild = this.requireGuild(guildId);
+    guild.members = [...guild.members.filter((m) => m.user_id !== member.user_id), member];
+  }
+
+  /** Run-time change (tests, demo): `userId` leaves the guild, or the bot, with its own id. */
+  removeMember(guildId: string, userId: string): void {
+    const guild = this.requireGuild(guildId);
+    guild.members = guild.members.filter((member) => member.user_id !== userId);
+  }
+
+  private requireGuild(guildId: string): SeedGuild {
+    const guild = this.guilds.get(guildId);
+    if (!guild) throw new Error(`unknown guild ${guildId}`);
+    return guild;
+  }
+
   // --- OAuth2 -----------------------------------------------------------------------------------
 
   issueCode(userId: string, scopes: string[], redirectUri: string): string {
