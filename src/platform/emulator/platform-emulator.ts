@@ -29,6 +29,14 @@ export interface EmulatedRequest {
   auth: 'bot' | 'bearer' | 'none' | 'invalid';
 }
 
+/** The request log keeps this many of the newest requests (a demo runs for days). */
+const MAX_LOGGED_REQUESTS = 10_000;
+
+export interface EmulatorOptions {
+  /** The bound of `requests`; the oldest go first. */
+  maxLoggedRequests?: number;
+}
+
 type Caller = { kind: 'bot' } | { kind: 'bearer'; grant: Grant };
 
 /** The platform's JSON error bodies. */
@@ -53,7 +61,11 @@ class EmulatorError extends Error {
  * in-process; tests drive it directly (faults, request log, codes).
  */
 export class PlatformEmulator {
+  /** The newest requests, up to `maxLoggedRequests`. */
   readonly requests: EmulatedRequest[] = [];
+  /** Every request ever seen, per route (a route template is one of a few dozen keys). */
+  private readonly counts = new Map<string, number>();
+  private readonly maxLoggedRequests: number;
   private readonly faults = new Map<string, { fault: EmulatorFault; remaining: number }>();
   // Connections are closed on shutdown even while a "hang" fault holds a request.
   private readonly server: FastifyInstance = Fastify({
@@ -64,7 +76,11 @@ export class PlatformEmulator {
   /** Aborts pending "hang" faults when the emulator closes. */
   private readonly closing = new AbortController();
 
-  private constructor(readonly state: EmulatorState) {
+  private constructor(
+    readonly state: EmulatorState,
+    options: EmulatorOptions,
+  ) {
+    this.maxLoggedRequests = options.maxLoggedRequests ?? MAX_LOGGED_REQUESTS;
     // Any number of requests may be held by "hang" faults at once, each listening for the abort.
     setMaxListeners(0, this.closing.signal);
   }
@@ -72,8 +88,9 @@ export class PlatformEmulator {
   static async start(
     seed: EmulatorSeed = DEMO_SEED,
     listen: { host?: string; port?: number } = {},
+    options: EmulatorOptions = {},
   ): Promise<PlatformEmulator> {
-    const emulator = new PlatformEmulator(new EmulatorState(structuredClone(seed)));
+    const emulator = new PlatformEmulator(new EmulatorState(structuredClone(seed)), options);
     await emulator.listen(listen.host ?? '127.0.0.1', listen.port ?? 0);
     return emulator;
   }
@@ -104,9 +121,9 @@ export class PlatformEmulator {
     this.faults.clear();
   }
 
-  /** How many requests reached `route` (faulted ones included). */
+  /** How many requests reached `route` (faulted ones included), since the start. */
   countRequests(route: string): number {
-    return this.requests.filter((request) => request.route === route).length;
+    return this.counts.get(route) ?? 0;
   }
 
   async close(): Promise<void> {
@@ -133,12 +150,14 @@ export class PlatformEmulator {
 
   private async beforeRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const route = `${request.method} ${(request.routeOptions.url ?? '').replace(/^\/api\/v10/, '')}`;
+    this.counts.set(route, (this.counts.get(route) ?? 0) + 1);
     this.requests.push({
       route,
       url: request.url,
       at: Date.now(),
       auth: authKind(request, this.state),
     });
+    if (this.requests.length > this.maxLoggedRequests) this.requests.shift();
     const key = this.faults.has(route) ? route : ANY_ROUTE;
     const entry = this.faults.get(key);
     if (!entry) return;
