@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
 /** A guild with nobody but the bot in it. */
 function botGuild(id: bigint): SeedGuild {
@@ -143,5 +145,45 @@ describe('GET /users/@me/guilds?refresh=true and the bot', () => {
     const calls = botListCalls(platform()) - before;
     expect(calls).toBeLessThanOrEqual(3);
     expect(calls).toBeLessThan(BOT_GUILD_PAGES);
+  });
+});
+
+describeShared('a refresh on one of two instances', () => {
+  const platform = useEmulator();
+  const apps = useTwoInstances(() => ({
+    ...liveModeEnv(platform()),
+    REDIS_KEY_PREFIX: `bot-refresh-${Date.now()}:`,
+    PLATFORM_CACHE_TTL: '1',
+  }));
+
+  it('reaches the other instance within PLATFORM_CACHE_TTL', async () => {
+    const [a, b] = apps();
+    const code = platform().issueCode({ userId: DEMO_IDS.demoUser, redirectUri: DEMO_REDIRECT });
+    const login = await a.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
+    const token = login.body.token as string;
+    const botInGuilds = async (app: TestApp, query = ''): Promise<string[]> => {
+      const res = await app
+        .http()
+        .get(`/users/@me/guilds${query}`)
+        .set('Authorization', token)
+        .expect(200);
+      return res.body.bot_in_guilds as string[];
+    };
+    // Both instances hold the bot's guild list in memory.
+    expect(await botInGuilds(a)).toEqual([DEMO_IDS.community]);
+    expect(await botInGuilds(b)).toEqual([DEMO_IDS.community]);
+    platform().state.addMember(DEMO_IDS.sandbox, {
+      user_id: DEMO_IDS.bot,
+      roles: [],
+      joined_at: '2025-01-01T00:00:00.000Z',
+    });
+    expect(await botInGuilds(a, '?refresh=true')).toEqual([DEMO_IDS.community, DEMO_IDS.sandbox]);
+    await sleep(1_100);
+    expect(await botInGuilds(b)).toEqual([DEMO_IDS.community, DEMO_IDS.sandbox]);
+    await b
+      .http()
+      .get(`/users/@me/guilds/${DEMO_IDS.sandbox}`)
+      .set('Authorization', token)
+      .expect(200);
   });
 });
