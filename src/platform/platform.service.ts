@@ -16,7 +16,8 @@ import type { Lookup } from 'src/platform/platform.types';
  * the bot has just joined shows up in `bot_in_guilds` within this time, or at once on a refresh.
  */
 const BOT_GUILDS_TTL_MS = 60_000;
-const BOT_GUILDS_KEY = 'bot-guilds';
+/** Not 'bot-guilds', which held a bare array: instances of both versions may share one Redis. */
+const BOT_GUILDS_KEY = 'bot-guild-list';
 
 /** The bot's guild ids as cached, with the instant the list was read from the platform plus its TTL. */
 interface BotGuildList {

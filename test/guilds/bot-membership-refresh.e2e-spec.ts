@@ -3,6 +3,7 @@ import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
+import type { Test } from 'supertest';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
@@ -70,7 +71,7 @@ describe('GET /users/@me/guilds?refresh=true and the bot', () => {
     return res.body.bot_in_guilds as string[];
   }
 
-  const guildInfo = (token: string, guildId: string) =>
+  const guildInfo = (token: string, guildId: string): Test =>
     t.http().get(`/users/@me/guilds/${guildId}`).set('Authorization', token);
 
   it('shows a guild the bot has just joined, and serves it at once', async () => {

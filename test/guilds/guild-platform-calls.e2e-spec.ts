@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { emulatorOf, loginAs, type TestLogin } from 'test/support/auth';
+import type { Test } from 'supertest';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 
 /** Every platform call about one guild: what an invented id must never cost. */
@@ -25,7 +26,11 @@ function inventedIds(count: number): string[] {
   return [...fixed, ...random];
 }
 
-async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<void>) {
+async function inBatches<T>(
+  items: T[],
+  size: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
@@ -37,7 +42,7 @@ describe('guild requests for guilds the bot is not in', () => {
     login = await loginAs(t(), DEMO_IDS.demoUser);
   });
 
-  const get = (app: TestApp, path: string) =>
+  const get = (app: TestApp, path: string): Test =>
     app.http().get(path).set('Authorization', `Bearer ${login.token}`);
 
   it('make no per-guild platform call, however many ids are invented', async () => {
@@ -75,7 +80,7 @@ describe('a guild the bot has left while its guild list is cached', () => {
   it('costs one guild lookup, no lookup of its parts, and that answer is kept longer', async () => {
     const login = await loginAs(t(), DEMO_IDS.carol);
     const emulator = emulatorOf(t());
-    const get = () =>
+    const get = (): Test =>
       t()
         .http()
         .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
