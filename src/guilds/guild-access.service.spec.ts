@@ -37,9 +37,14 @@ const channels = [
 const member = (id: string, roles: string[], until?: string): APIGuildMember =>
   ({ user: { id }, roles, communication_disabled_until: until ?? null }) as APIGuildMember;
 
-function service(now: string, user: APIGuildMember | null): GuildAccessService {
+function service(
+  now: string,
+  user: APIGuildMember | null,
+  overrides: Partial<Record<keyof PlatformService, unknown>> = {},
+): GuildAccessService {
   const platform = {
     getBotUser: () => Promise.resolve({ id: BOT }),
+    isBotInGuild: (id: string) => Promise.resolve(id === GUILD),
     getGuild: () => Promise.resolve(found(guild)),
     getGuildChannels: () => Promise.resolve(found(channels.filter((c) => !isThread(c)))),
     getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
@@ -51,6 +56,7 @@ function service(now: string, user: APIGuildMember | null): GuildAccessService {
             ? found(user)
             : { found: false, missing: 'member' },
       ),
+    ...overrides,
   } as unknown as PlatformService;
   const clock: Clock = { now: () => new Date(now) };
   return new GuildAccessService(platform, clock);
@@ -104,5 +110,36 @@ describe('GuildAccessService', () => {
     await expect(
       service('2025-01-01T00:00:00.000Z', null).forMember(GUILD, USER),
     ).rejects.toMatchObject({ code: 'NotFound', message: 'You are not a member of this guild' });
+  });
+});
+
+describe('GuildAccessService platform calls', () => {
+  const NOW = '2025-01-01T00:00:00.000Z';
+  /** Per-guild lookups that fail the test if made. */
+  const forbidden = (name: string) => () => Promise.reject(new Error(`${name} was called`));
+
+  it("answers NotFound for a guild not in the bot's guild list without asking the platform about it", async () => {
+    const perGuild = {
+      getGuild: forbidden('getGuild'),
+      getGuildChannels: forbidden('getGuildChannels'),
+      getActiveThreads: forbidden('getActiveThreads'),
+      getGuildMember: forbidden('getGuildMember'),
+    };
+    const access = service(NOW, member(USER, []), perGuild);
+    const notIn = { code: 'NotFound', message: 'The bot is not in this guild' };
+    await expect(access.guildContext('101')).rejects.toMatchObject(notIn);
+    await expect(access.forMember('101', USER)).rejects.toMatchObject(notIn);
+  });
+
+  it('asks for channels, threads and members only once the guild is found', async () => {
+    const access = service(NOW, member(USER, []), {
+      getGuild: () => Promise.resolve({ found: false, missing: 'guild' }),
+      getGuildChannels: forbidden('getGuildChannels'),
+      getActiveThreads: forbidden('getActiveThreads'),
+      getGuildMember: forbidden('getGuildMember'),
+    });
+    const notIn = { code: 'NotFound', message: 'The bot is not in this guild' };
+    await expect(access.guildContext(GUILD)).rejects.toMatchObject(notIn);
+    await expect(access.forMember(GUILD, USER)).rejects.toMatchObject(notIn);
   });
 });

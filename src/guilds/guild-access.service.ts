@@ -144,15 +144,44 @@ export class GuildAccessService {
 
   /** The guild as the bot sees it; 404 `NotFound` when the bot is not in it. */
   async guildContext(guildId: string): Promise<GuildContext> {
-    const bot = await this.platform.getBotUser();
-    const sources = await Promise.all([
-      this.platform.getGuild(guildId),
-      this.platform.getGuildChannels(guildId),
-      this.platform.getActiveThreads(guildId),
-      this.platform.getGuildMember(guildId, bot.id),
+    return this.contextOf(await this.knownGuild(guildId));
+  }
+
+  /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
+  async forMember(guildId: string, userId: string): Promise<MemberGuildAccess> {
+    const guild = await this.knownGuild(guildId);
+    const [context, member] = await Promise.all([
+      this.contextOf(guild),
+      this.platform.getGuildMember(guildId, userId),
     ]);
+    return { context, user: context.accessOf(found(member, USER_NOT_MEMBER)) };
+  }
+
+  /**
+   * The guild's own lookup, asked only for a guild in the bot's guild list: every other id is
+   * answered 404 without a platform call (the platform counts its refusals against the bot).
+   */
+  private async knownGuild(guildId: string): Promise<Lookup<APIGuild>> {
+    if (!(await this.platform.isBotInGuild(guildId))) {
+      throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+    }
+    const guild = await this.platform.getGuild(guildId);
+    found(guild, BOT_NOT_IN_GUILD);
+    return guild;
+  }
+
+  /** The guild's parts and the bot's member, asked only once the guild itself was found. */
+  private async contextOf(guildLookup: Lookup<APIGuild>): Promise<GuildContext> {
+    const guild = found(guildLookup, BOT_NOT_IN_GUILD);
+    const bot = await this.platform.getBotUser();
+    const parts = await Promise.all([
+      this.platform.getGuildChannels(guild.id),
+      this.platform.getActiveThreads(guild.id),
+      this.platform.getGuildMember(guild.id, bot.id),
+    ]);
+    const sources = [guildLookup, ...parts];
     const now = this.clock.now();
-    const reusable = this.contexts.get(guildId);
+    const reusable = this.contexts.get(guild.id);
     if (
       reusable &&
       now.getTime() - reusable.context.now.getTime() < CONTEXT_REUSE_MS &&
@@ -160,24 +189,15 @@ export class GuildAccessService {
     ) {
       return reusable.context;
     }
-    const [guild, channels, threads, botMember] = sources;
+    const [channels, threads, botMember] = parts;
     const context = new GuildContext(
-      found(guild, BOT_NOT_IN_GUILD),
+      guild,
       [...found(channels, BOT_NOT_IN_GUILD), ...found(threads, BOT_NOT_IN_GUILD)],
       found(botMember, BOT_NOT_IN_GUILD),
       now,
     );
-    this.contexts.set(guildId, { sources, context });
+    this.contexts.set(guild.id, { sources, context });
     return context;
-  }
-
-  /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
-  async forMember(guildId: string, userId: string): Promise<MemberGuildAccess> {
-    const [context, member] = await Promise.all([
-      this.guildContext(guildId),
-      this.platform.getGuildMember(guildId, userId),
-    ]);
-    return { context, user: context.accessOf(found(member, USER_NOT_MEMBER)) };
   }
 
   /** The user's member in a guild, or null when the user is not a member. */

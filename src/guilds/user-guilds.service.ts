@@ -26,18 +26,22 @@ export class UserGuildsService {
     this.ttlMs = config.platform.userGuildsCacheTtlSeconds * 1000;
   }
 
+  /**
+   * `refresh`: the user's list is read anew, and the bot's membership of exactly those guilds too
+   * (a few pages of the bot's sorted list, not all of it), so an invite or a removal shows at once.
+   */
   async list(userId: string, refresh: boolean): Promise<UserGuildsDto> {
-    const [guilds, botGuilds] = await Promise.all([
-      this.cache.getOrLoad(`user-guilds:${userId}`, () => this.fetch(userId), {
-        ttlMs: this.ttlMs,
-        refresh,
-      }),
-      this.platform.getBotGuildIds(),
-    ]);
-    return {
-      guilds,
-      bot_in_guilds: guilds.filter((guild) => botGuilds.has(guild.id)).map((guild) => guild.id),
-    };
+    const userGuilds = this.cache.getOrLoad(`user-guilds:${userId}`, () => this.fetch(userId), {
+      ttlMs: this.ttlMs,
+      refresh,
+    });
+    if (refresh) {
+      const guilds = await userGuilds;
+      const ids = guilds.map((guild) => guild.id);
+      return answer(guilds, await this.platform.refreshBotMembership(ids));
+    }
+    const [guilds, botGuilds] = await Promise.all([userGuilds, this.platform.getBotGuildIds()]);
+    return answer(guilds, botGuilds);
   }
 
   private async fetch(userId: string): Promise<UserGuildDto[]> {
@@ -46,6 +50,13 @@ export class UserGuildsService {
     );
     return guilds.map(toUserGuild);
   }
+}
+
+function answer(guilds: UserGuildDto[], botGuilds: ReadonlySet<string>): UserGuildsDto {
+  return {
+    guilds,
+    bot_in_guilds: guilds.filter((guild) => botGuilds.has(guild.id)).map((guild) => guild.id),
+  };
 }
 
 function toUserGuild(guild: RESTAPIPartialCurrentUserGuild): UserGuildDto {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
+import { countsAsInvalid, InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
 
@@ -19,7 +20,17 @@ export interface PlatformHttpOptions {
   maxRateLimitWaitMs: number;
   /** First backoff delay; it doubles per attempt, with jitter. */
   backoffMs: number;
+  /**
+   * Invalid answers (401, 403, 429) in ten minutes at which calls stop, refused locally, before the
+   * platform's own limit (10,000, then an hour's ban of the address) is reached. Default 9,000.
+   */
+  invalidRequestLimit?: number;
 }
+
+/** Stops a thousand short of the platform's 10,000: room for answers already under way. */
+export const DEFAULT_INVALID_REQUEST_LIMIT = 9_000;
+/** While calls are refused for the budget, the error is logged at most this often. */
+const BUDGET_LOG_INTERVAL_MS = 60_000;
 
 export interface PlatformCall {
   method: 'GET' | 'POST' | 'PUT';
@@ -52,8 +63,14 @@ export class PlatformHttp {
   /** When each rate-limit bucket may be used again (epoch ms). */
   private readonly bucketResumeAt = new Map<string, number>();
   private globalResumeAt = 0;
+  private readonly invalidAnswers: InvalidRequestBudget;
+  private budgetLoggedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly options: PlatformHttpOptions) {}
+  constructor(private readonly options: PlatformHttpOptions) {
+    this.invalidAnswers = new InvalidRequestBudget(
+      options.invalidRequestLimit ?? DEFAULT_INVALID_REQUEST_LIMIT,
+    );
+  }
 
   async send(call: PlatformCall): Promise<PlatformAnswer> {
     const label = `${call.method} ${call.route}`;
@@ -61,10 +78,14 @@ export class PlatformHttp {
     let failures = 0;
     let rateLimits = 0;
     for (;;) {
+      this.checkBudget(label);
       await this.waitForBucket(bucket, label);
       const outcome = await this.attempt(call);
       if ('response' in outcome) {
         const { response } = outcome;
+        if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
+          this.invalidAnswers.record();
+        }
         this.recordBucket(bucket, response.headers);
         if (response.status === 429) {
           const waitMs = this.rateLimitWait(response, bucket);
@@ -144,6 +165,25 @@ export class PlatformHttp {
         return { Authorization: `Basic ${basic}` };
       }
     }
+  }
+
+  /**
+   * Past the invalid-request budget, no call leaves: the platform would ban the address for an
+   * hour. Calls resume as old answers leave the ten-minute window.
+   */
+  private checkBudget(label: string): void {
+    if (!this.invalidAnswers.spent()) return;
+    const now = Date.now();
+    if (now - this.budgetLoggedAt >= BUDGET_LOG_INTERVAL_MS) {
+      this.budgetLoggedAt = now;
+      this.logger.error(
+        { invalid_answers: this.invalidAnswers.count(), limit: this.invalidAnswers.limit },
+        'Chat platform invalid-request budget spent (401/403/429 answers in 10 minutes): refusing platform calls until it recovers, to avoid a ban',
+      );
+    }
+    throw new PlatformUnavailableError(
+      `${label}: refused locally, the invalid-request budget is spent`,
+    );
   }
 
   private async waitForBucket(bucket: string, label: string): Promise<void> {

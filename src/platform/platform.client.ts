@@ -27,7 +27,7 @@ const MISSING_BY_CODE: Readonly<Record<number, MissingEntity>> = {
 /** 403 "Missing Access": what the platform answers for a guild the bot is not in. */
 const MISSING_ACCESS = 50001;
 /** The platform's page size for guild lists. */
-const GUILD_PAGE = 200;
+export const GUILD_PAGE = 200;
 
 /**
  * The chat platform's REST API: exactly the routes this service uses (DESIGN §8), on the bot
@@ -77,6 +77,16 @@ export class PlatformClient {
   /** The guilds of the user behind an OAuth2 access token (scope `guilds`; at most 200). */
   async getUserGuilds(accessToken: string): Promise<RESTAPIPartialCurrentUserGuild[]> {
     return this.guildPage({ kind: 'bearer', token: accessToken }, undefined);
+  }
+
+  /**
+   * One page of the bot's guilds (sorted by id, as the platform serves them) from `firstId` upward:
+   * up to GUILD_PAGE guilds whose id is at least `firstId`.
+   */
+  getBotGuildsFrom(firstId: string): Promise<RESTAPIPartialCurrentUserGuild[]> {
+    const after = BigInt(firstId) - 1n;
+    // "after=-1" is not an id: from 0 (the smallest id), no "after" is needed at all.
+    return this.guildPage({ kind: 'bot' }, after < 0n ? undefined : after.toString());
   }
 
   /** Every guild the bot is in, page by page. */

@@ -5,6 +5,8 @@ import { AppConfig } from 'src/config/app-config';
 
 /** Cached settings data lives at most this long even without a change. */
 const TTL_MS = 60_000;
+/** One View answer can be about 1 MB: memory is bounded by bytes, not only by entries. */
+const MAX_BYTES = 64 * 1024 * 1024;
 
 /** The cache of one guild at one settings version: one version read serves a whole request. */
 export interface GuildSettingsCache {
@@ -33,6 +35,7 @@ export class SettingsCache {
       namespace: 'settings',
       defaultTtlMs: TTL_MS,
       maxEntries: 20_000,
+      maxBytes: MAX_BYTES,
       // Entries are versioned, so every instance may keep copies.
     });
   }

@@ -1,4 +1,5 @@
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { DEMO_REDIRECT, useEmulator } from 'test/support/platform';
 
 const BOT = { Authorization: `Bot ${DEMO_SEED.application.bot_token}` };
@@ -177,5 +178,25 @@ describe('platform emulator', () => {
     expect(threads.threads).toEqual([
       expect.objectContaining({ name: 'welcome-thread', parent_id: '1100000000000000124' }),
     ]);
+  });
+});
+
+describe('platform emulator request log', () => {
+  it('keeps the newest requests up to its bound, and still counts every one', async () => {
+    const emulator = await PlatformEmulator.start(DEMO_SEED, {}, { maxLoggedRequests: 50 });
+    try {
+      for (let i = 0; i < 60; i++) {
+        await fetch(`${emulator.apiUrl}/v10/users/@me`, {
+          headers: { ...BOT, 'X-Nth': String(i) },
+        });
+      }
+      await fetch(`${emulator.apiUrl}/v10/guilds/${DEMO_IDS.community}`, { headers: BOT });
+      expect(emulator.requests).toHaveLength(50);
+      expect(emulator.requests.at(-1)?.route).toBe('GET /guilds/:guild_id');
+      expect(emulator.countRequests('GET /users/@me')).toBe(60);
+      expect(emulator.countRequests('GET /guilds/:guild_id')).toBe(1);
+    } finally {
+      await emulator.close();
+    }
   });
 });

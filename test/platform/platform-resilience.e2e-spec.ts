@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
-import { clientFor, useEmulator } from 'test/support/platform';
+import { captureLogs, clientFor, useEmulator } from 'test/support/platform';
 import { unusedPort } from 'test/support/ports';
 
 const GUILD_ROUTE = 'GET /guilds/:guild_id';
@@ -102,6 +102,53 @@ describe('platform transport', () => {
         detail: expect.stringContaining('timed out after 200 ms'),
       });
       expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(2);
+    });
+  });
+
+  describe('the invalid-request budget', () => {
+    const missingAccess = {
+      kind: 'respond',
+      status: 403,
+      body: { message: 'Missing Access', code: 50001 },
+    } as const;
+
+    it('counts 401, 403 and 429 answers and refuses calls locally once the limit is reached', async () => {
+      const client = clientFor(emulator(), { invalidRequestLimit: 3, rateLimitRetries: 0 });
+      const logs = captureLogs();
+      emulator().injectFault(GUILD_ROUTE, missingAccess, 2);
+      expect(await client.getGuild(DEMO_IDS.community)).toEqual({ found: false, missing: 'guild' });
+      expect(await client.getGuild(DEMO_IDS.community)).toEqual({ found: false, missing: 'guild' });
+      // A 429 of a shared resource is not held against the bot: it does not count.
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0, shared: true });
+      await expect(client.getGuild(DEMO_IDS.community)).rejects.toBeInstanceOf(
+        PlatformUnavailableError,
+      );
+      expect(await client.getGuild(DEMO_IDS.community)).toMatchObject({ found: true });
+      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0 });
+      await expect(client.getGuild(DEMO_IDS.community)).rejects.toBeInstanceOf(
+        PlatformUnavailableError,
+      );
+      expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(5);
+      // Three counted answers: every further call is refused without reaching the platform.
+      for (let i = 0; i < 5; i++) {
+        await expect(client.getBotUser()).rejects.toMatchObject({
+          code: ErrorCode.InternalError,
+          detail: expect.stringContaining('invalid-request budget'),
+        });
+      }
+      expect(emulator().requests).toHaveLength(5);
+      // One clear error line, not one per refused call.
+      const lines = logs.stop().filter((line) => line.includes('invalid-request budget'));
+      expect(lines).toHaveLength(1);
+    });
+
+    it('counts the refusals of user tokens too', async () => {
+      const client = clientFor(emulator(), { invalidRequestLimit: 2 });
+      for (let i = 0; i < 2; i++) {
+        await expect(client.getUser('not-a-token')).rejects.toThrow('refused the user token');
+      }
+      await expect(client.getBotUser()).rejects.toBeInstanceOf(PlatformUnavailableError);
+      expect(emulator().requests).toHaveLength(2);
     });
   });
 

@@ -54,3 +54,28 @@ export function useEmulator(seed: EmulatorSeed = DEMO_SEED): () => PlatformEmula
     return emulator;
   };
 }
+
+/**
+ * Captures what the Nest loggers write, one JSON text per call, until `stop()`, after which logs go
+ * quiet again (as `useEmulator` leaves them).
+ */
+export function captureLogs(): { stop: () => string[] } {
+  const lines: string[] = [];
+  const keep = (...args: unknown[]): void => {
+    lines.push(JSON.stringify(args));
+  };
+  Logger.overrideLogger({
+    log: keep,
+    error: keep,
+    warn: keep,
+    debug: keep,
+    verbose: keep,
+    fatal: keep,
+  });
+  return {
+    stop: () => {
+      Logger.overrideLogger(false);
+      return lines;
+    },
+  };
+}

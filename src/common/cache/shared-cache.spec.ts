@@ -69,3 +69,142 @@ describe('SharedCache (in process)', () => {
     expect(await waiting).toBe(3);
   });
 });
+
+/** A clock the test moves by hand. */
+function manualClock(): { now: () => number; advance: (ms: number) => void } {
+  let time = 1_000_000;
+  return { now: () => time, advance: (ms) => (time += ms) };
+}
+
+/** Enough of a Redis client for the cache: GET, SET … PX, DEL, with expiry on the same clock. */
+function fakeRedis(clock: { now: () => number }): RedisConnection {
+  const data = new Map<string, { value: string; expiresAt: number }>();
+  const client = {
+    get: (key: string) => {
+      const entry = data.get(key);
+      return Promise.resolve(entry && entry.expiresAt > clock.now() ? entry.value : null);
+    },
+    set: (key: string, value: string, _px: 'PX', ttl: number) => {
+      data.set(key, { value, expiresAt: clock.now() + ttl });
+      return Promise.resolve('OK');
+    },
+    del: (...keys: string[]) => {
+      keys.forEach((key) => data.delete(key));
+      return Promise.resolve(keys.length);
+    },
+  };
+  return { client } as unknown as RedisConnection;
+}
+
+const counting = <T>(value: T): { loader: () => Promise<T>; calls: () => number } => {
+  let calls = 0;
+  return {
+    loader: () => {
+      calls += 1;
+      return Promise.resolve(value);
+    },
+    calls: () => calls,
+  };
+};
+
+describe('SharedCache lifetimes', () => {
+  it('keeps each value for the lifetime its own TTL function gives it', async () => {
+    const clock = manualClock();
+    const shared = new SharedCache(NO_REDIS, 'test:', {
+      namespace: 'spec',
+      defaultTtlMs: 5_000,
+      maxEntries: 10,
+      now: clock.now,
+    });
+    // "Not found" answers are kept far longer than found ones.
+    const ttlMs = (value: { found: boolean }): number => (value.found ? 5_000 : 60_000);
+    const found = counting({ found: true });
+    const missing = counting({ found: false });
+    await shared.getOrLoad('found', found.loader, { ttlMs });
+    await shared.getOrLoad('missing', missing.loader, { ttlMs });
+    clock.advance(10_000);
+    await shared.getOrLoad('found', found.loader, { ttlMs });
+    await shared.getOrLoad('missing', missing.loader, { ttlMs });
+    expect([found.calls(), missing.calls()]).toEqual([2, 1]);
+    clock.advance(55_000);
+    await shared.getOrLoad('missing', missing.loader, { ttlMs });
+    expect(missing.calls()).toBe(2);
+  });
+
+  it('serves a value stored with set() without loading, for the TTL given', async () => {
+    const clock = manualClock();
+    const shared = new SharedCache(NO_REDIS, 'test:', {
+      namespace: 'spec',
+      defaultTtlMs: 5_000,
+      maxEntries: 10,
+      now: clock.now,
+    });
+    await shared.set('k', 'stored', 30_000);
+    const load = counting('loaded');
+    expect(await shared.getOrLoad('k', load.loader)).toBe('stored');
+    clock.advance(31_000);
+    expect(await shared.getOrLoad('k', load.loader)).toBe('loaded');
+    expect(load.calls()).toBe(1);
+  });
+
+  it('with Redis, trusts its in-memory copy for localTtlMs only, then reads the shared one', async () => {
+    const clock = manualClock();
+    const redis = fakeRedis(clock);
+    const settings = {
+      namespace: 'spec',
+      defaultTtlMs: 60_000,
+      maxEntries: 10,
+      localTtlMs: 5_000,
+      now: clock.now,
+    };
+    const first = new SharedCache(redis, 'test:', settings);
+    const second = new SharedCache(redis, 'test:', settings);
+    const load = counting('original');
+    expect(await second.getOrLoad('k', load.loader)).toBe('original');
+    // Another instance writes a newer value to the shared copy.
+    await first.set('k', 'updated', 60_000);
+    expect(await second.getOrLoad('k', load.loader)).toBe('original');
+    clock.advance(6_000);
+    expect(await second.getOrLoad('k', load.loader)).toBe('updated');
+    expect(load.calls()).toBe(1);
+  });
+});
+
+describe('SharedCache size bound', () => {
+  const bounded = (): SharedCache =>
+    new SharedCache(NO_REDIS, 'test:', {
+      namespace: 'spec',
+      defaultTtlMs: 60_000,
+      maxEntries: 1_000,
+      maxBytes: 1_000,
+    });
+
+  it('evicts the least recently used entries once their bytes exceed the bound', async () => {
+    const shared = bounded();
+    const loads = ['a', 'b', 'c'].map((name) => counting(name.repeat(400)));
+    for (const [i, key] of ['a', 'b', 'c'].entries()) await shared.getOrLoad(key, loads[i].loader);
+    // 3 × 400 characters do not fit in 1,000 bytes: "a", the oldest, went.
+    for (const [i, key] of ['c', 'b', 'a'].entries()) {
+      await shared.getOrLoad(key, loads[2 - i].loader);
+    }
+    expect(loads.map((load) => load.calls())).toEqual([2, 1, 1]);
+  });
+
+  it('sizes other values by their JSON', async () => {
+    const shared = bounded();
+    const big = counting({ rows: 'x'.repeat(600) });
+    const other = counting({ rows: 'y'.repeat(600) });
+    await shared.getOrLoad('big', big.loader);
+    await shared.getOrLoad('other', other.loader);
+    await shared.getOrLoad('big', big.loader);
+    expect(big.calls()).toBe(2);
+  });
+
+  it('serves a value larger than the bound without keeping it', async () => {
+    const shared = bounded();
+    const huge = counting('z'.repeat(5_000));
+    expect(await shared.getOrLoad('huge', huge.loader)).toHaveLength(5_000);
+    expect(await shared.getOrLoad('huge', huge.loader)).toHaveLength(5_000);
+    expect(huge.calls()).toBe(2);
+  });
+});

@@ -2,9 +2,12 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 
-export interface CacheOptions {
-  /** Lifetime of this entry in ms (default: the cache's). */
-  ttlMs?: number;
+export interface CacheOptions<T = unknown> {
+  /**
+   * Lifetime of this entry in ms (default: the cache's), or a function of the loaded value, e.g. so
+   * that "not found" answers are kept longer than found ones.
+   */
+  ttlMs?: number | ((value: T) => number);
   /** Load afresh, ignoring what is cached, and cache the result. */
   refresh?: boolean;
 }
@@ -16,10 +19,23 @@ export interface SharedCacheSettings {
   /** The most entries kept in memory; the least recently used go first. */
   maxEntries: number;
   /**
+   * The most bytes kept in memory (strings by length, other values by their JSON length, measured
+   * once when stored); the least recently used go first. Unbounded by size when unset.
+   */
+  maxBytes?: number;
+  /**
+   * With Redis, how long an in-memory copy is trusted before the shared copy is read again (at most
+   * the entry's own lifetime), so a value another instance `set()` reaches every instance in this
+   * time. Without Redis the memory is the only copy and keeps the entry's full lifetime.
+   */
+  localTtlMs?: number;
+  /**
    * With Redis, whether each instance also keeps a copy in memory (default true). Without a local
    * copy, `delete` on one instance takes effect on every instance at once.
    */
   localCopyWhenShared?: boolean;
+  /** The clock of the in-memory lifetimes (tests). */
+  now?: () => number;
 }
 
 /** A loader's own failure, told apart from a fetch aborted because its key was invalidated. */
@@ -34,8 +50,14 @@ const MAX_INVALIDATED_LOADS = 3;
 
 interface LoadContext {
   loader: () => Promise<unknown>;
-  ttl: number;
+  ttl: (value: unknown) => number;
   refresh: boolean;
+}
+
+/** What memory holds per key: the value and, under a byte bound, its size. */
+interface Entry {
+  value: unknown;
+  size: number;
 }
 
 /**
@@ -47,8 +69,10 @@ export class SharedCache {
   private readonly logger: Logger;
   private readonly redisPrefix: string;
   private readonly defaultTtlMs: number;
-  private readonly memory: LRUCache<string, { value: unknown }, LoadContext>;
+  private readonly memory: LRUCache<string, Entry, LoadContext>;
   private readonly localCopyWhenShared: boolean;
+  private readonly localTtlMs: number | undefined;
+  private readonly sized: boolean;
   /** Loads under way when there is no local copy: concurrent requests still share one load. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
@@ -61,16 +85,26 @@ export class SharedCache {
     this.redisPrefix = `${redisKeyPrefix}${settings.namespace}:`;
     this.defaultTtlMs = settings.defaultTtlMs;
     this.localCopyWhenShared = settings.localCopyWhenShared ?? true;
-    this.memory = new LRUCache<string, { value: unknown }, LoadContext>({
+    this.localTtlMs = settings.localTtlMs;
+    this.sized = settings.maxBytes !== undefined;
+    this.memory = new LRUCache<string, Entry, LoadContext>({
       max: settings.maxEntries,
       ttl: settings.defaultTtlMs,
+      ...(settings.maxBytes !== undefined
+        ? { maxSize: settings.maxBytes, sizeCalculation: (entry: Entry) => entry.size }
+        : {}),
+      ...(settings.now ? { perf: { now: settings.now }, ttlResolution: 0 } : {}),
       // lru-cache coalesces concurrent fetches of one key into this one call.
-      fetchMethod: async (key, _stale, { context }) => {
+      fetchMethod: async (key, _stale, { context, options }) => {
+        let value: unknown;
         try {
-          return { value: await this.load(key, context) };
+          value = await this.load(key, context);
         } catch (error) {
           throw new LoaderFailure(error);
         }
+        // The lifetime may depend on the value: lru-cache stores the entry with this ttl.
+        options.ttl = this.memoryTtl(context.ttl(value));
+        return this.entry(key, value);
       },
     });
   }
@@ -82,14 +116,15 @@ export class SharedCache {
   async getOrLoad<T>(
     key: string,
     loader: () => Promise<T>,
-    options: CacheOptions = {},
+    options: CacheOptions<T> = {},
   ): Promise<T> {
     if (options.refresh !== true && (this.localCopyWhenShared || !this.redis.client)) {
       // The common case, without fetch()'s promises and options: a fresh entry in memory.
       const hit = this.memory.get(key);
       if (hit) return hit.value as T;
     }
-    const ttl = options.ttlMs ?? this.defaultTtlMs;
+    const { ttlMs = this.defaultTtlMs } = options;
+    const ttl = (typeof ttlMs === 'number' ? () => ttlMs : ttlMs) as (value: unknown) => number;
     if (this.redis.client && !this.localCopyWhenShared) {
       return this.loadShared(key, { loader, ttl, refresh: options.refresh === true }) as Promise<T>;
     }
@@ -104,16 +139,42 @@ export class SharedCache {
   private async fetchLocal(key: string, context: LoadContext): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const entry = await this.memory.fetch(key, {
-          context,
-          ttl: context.ttl,
-          forceRefresh: context.refresh,
-        });
+        const entry = await this.memory.fetch(key, { context, forceRefresh: context.refresh });
         return entry?.value;
       } catch (error) {
         if (error instanceof LoaderFailure) throw error.cause;
         if (attempt >= MAX_INVALIDATED_LOADS) return this.load(key, context);
       }
+    }
+  }
+
+  /** What is cached for `key` (in memory, else the shared copy), without loading anything. */
+  async peek<T>(key: string): Promise<T | undefined> {
+    const hit = this.memory.get(key);
+    if (hit) return hit.value as T;
+    const client = this.redis.client;
+    if (!client) return undefined;
+    try {
+      const shared = await client.get(this.redisPrefix + key);
+      return shared === null ? undefined : (JSON.parse(shared) as T);
+    } catch (error) {
+      this.logger.debug({ reason: (error as Error).message }, 'Shared cache read failed');
+      return undefined;
+    }
+  }
+
+  /**
+   * Stores `value` under `key` for `ttlMs`, here and, with Redis, for every instance (which see it
+   * once their own copy is past `localTtlMs`).
+   */
+  async set(key: string, value: unknown, ttlMs: number): Promise<void> {
+    if (this.localCopyWhenShared || !this.redis.client) {
+      this.memory.set(key, this.entry(key, value), { ttl: this.memoryTtl(ttlMs) });
+    }
+    try {
+      await this.redis.client?.set(this.redisPrefix + key, JSON.stringify(value), 'PX', ttlMs);
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Shared cache write failed');
     }
   }
 
@@ -125,6 +186,17 @@ export class SharedCache {
     } catch (error) {
       this.logger.warn({ reason: (error as Error).message }, 'Shared cache delete failed');
     }
+  }
+
+  private memoryTtl(ttlMs: number): number {
+    const ttl = Math.max(1, Math.round(ttlMs));
+    return this.redis.client && this.localTtlMs !== undefined
+      ? Math.min(ttl, this.localTtlMs)
+      : ttl;
+  }
+
+  private entry(key: string, value: unknown): Entry {
+    return { value, size: this.sized ? key.length + sizeOf(value) : 1 };
   }
 
   private loadShared(key: string, context: LoadContext): Promise<unknown> {
@@ -150,10 +222,16 @@ export class SharedCache {
     }
     const value = await loader();
     try {
-      await client.set(redisKey, JSON.stringify(value), 'PX', ttl);
+      await client.set(redisKey, JSON.stringify(value), 'PX', ttl(value));
     } catch (error) {
       this.logger.debug({ reason: (error as Error).message }, 'Shared cache write failed');
     }
     return value;
   }
+}
+
+/** Bytes a value takes, roughly and cheaply: a string's length, or the length of its JSON. */
+function sizeOf(value: unknown): number {
+  if (typeof value === 'string') return Math.max(1, value.length);
+  return Math.max(1, JSON.stringify(value)?.length ?? 1);
 }

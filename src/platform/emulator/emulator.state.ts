@@ -26,6 +26,11 @@ const THREAD_TYPES = new Set([10, 11, 12]);
 /** Codes are short-lived on the platform (about 100 s); the demo allows a few minutes. */
 const CODE_LIFETIME_MS = 10 * 60_000;
 const ACCESS_TOKEN_LIFETIME_S = 604_800;
+/**
+ * Codes waiting to be exchanged: anyone may ask the demo for codes, so past this the oldest are
+ * dropped (and expired ones always are).
+ */
+export const MAX_PENDING_CODES = 10_000;
 
 export interface Grant {
   userId: string;
@@ -52,7 +57,10 @@ export class EmulatorState {
   private commands: APIApplicationCommand[] = [];
   private nextId = 1_200_000_000_000_000_000n;
 
-  constructor(readonly seed: EmulatorSeed) {
+  constructor(
+    readonly seed: EmulatorSeed,
+    private readonly now: () => number = Date.now,
+  ) {
     for (const user of seed.users) this.users.set(user.id, user);
     for (const guild of seed.guilds) this.guilds.set(guild.id, guild);
     for (const code of seed.authorization_codes ?? []) {
@@ -82,20 +90,58 @@ export class EmulatorState {
     return guild.members.find((member) => member.user_id === userId);
   }
 
+  /** Run-time change (tests, demo): `userId` joins the guild; the bot joins with its own id. */
+  addMember(guildId: string, member: SeedMember): void {
+    const guild = this.requireGuild(guildId);
+    guild.members = [...guild.members.filter((m) => m.user_id !== member.user_id), member];
+  }
+
+  /** Run-time change (tests, demo): `userId` leaves the guild, or the bot, with its own id. */
+  removeMember(guildId: string, userId: string): void {
+    const guild = this.requireGuild(guildId);
+    guild.members = guild.members.filter((member) => member.user_id !== userId);
+  }
+
+  private requireGuild(guildId: string): SeedGuild {
+    const guild = this.guilds.get(guildId);
+    if (!guild) throw new Error(`unknown guild ${guildId}`);
+    return guild;
+  }
+
   // --- OAuth2 -----------------------------------------------------------------------------------
 
   issueCode(userId: string, scopes: string[], redirectUri: string): string {
     if (!this.users.has(userId)) throw new Error(`unknown user ${userId}`);
+    const now = this.now();
+    this.purgeCodes(now);
     const code = randomBytes(15).toString('base64url');
-    this.codes.set(code, { userId, scopes, redirectUri, expiresAt: Date.now() + CODE_LIFETIME_MS });
+    this.codes.set(code, { userId, scopes, redirectUri, expiresAt: now + CODE_LIFETIME_MS });
     return code;
+  }
+
+  /** Codes issued and neither exchanged nor dropped yet. */
+  get pendingCodes(): number {
+    return this.codes.size;
+  }
+
+  /** Drops expired codes, then the oldest while there is no room for one more. */
+  private purgeCodes(now: number): void {
+    for (const [code, pending] of this.codes) {
+      if (pending.expiresAt < now) this.codes.delete(code);
+      // Issued codes all live CODE_LIFETIME_MS, in insertion order: the rest are younger.
+      else if (Number.isFinite(pending.expiresAt)) break;
+    }
+    for (const code of this.codes.keys()) {
+      if (this.codes.size < MAX_PENDING_CODES) break;
+      this.codes.delete(code);
+    }
   }
 
   /** Redeems a code once; undefined when it is unknown, used, expired or for another redirect. */
   redeemCode(code: string, redirectUri: string): Grant | undefined {
     const pending = this.codes.get(code);
     this.codes.delete(code);
-    if (!pending || pending.expiresAt < Date.now() || pending.redirectUri !== redirectUri) {
+    if (!pending || pending.expiresAt < this.now() || pending.redirectUri !== redirectUri) {
       return undefined;
     }
     return this.createGrant(pending.userId, pending.scopes);
@@ -117,7 +163,7 @@ export class EmulatorState {
 
   grantForAccessToken(token: string): Grant | undefined {
     const grant = this.grantsByAccess.get(token);
-    return grant && grant.expiresAt > Date.now() ? grant : undefined;
+    return grant && grant.expiresAt > this.now() ? grant : undefined;
   }
 
   private createGrant(userId: string, scopes: string[]): Grant {
@@ -126,7 +172,7 @@ export class EmulatorState {
       scopes,
       accessToken: randomBytes(24).toString('base64url'),
       refreshToken: randomBytes(24).toString('base64url'),
-      expiresAt: Date.now() + ACCESS_TOKEN_LIFETIME_S * 1000,
+      expiresAt: this.now() + ACCESS_TOKEN_LIFETIME_S * 1000,
     };
     this.grantsByAccess.set(grant.accessToken, grant);
     this.grantsByRefresh.set(grant.refreshToken, grant);

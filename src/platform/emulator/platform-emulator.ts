@@ -13,7 +13,8 @@ const ANY_ROUTE = '*';
 
 /** A fault the emulator plays on matching requests, `times` times (default once). */
 export type EmulatorFault =
-  | { kind: 'rate_limit'; retryAfter: number; global?: boolean }
+  /** `shared`: a shared resource's limit (`X-RateLimit-Scope: shared`), which the platform does not count as invalid. */
+  | { kind: 'rate_limit'; retryAfter: number; global?: boolean; shared?: boolean }
   | { kind: 'error'; status: number }
   /** Answers with this status and JSON body instead of the route's own answer. */
   | { kind: 'respond'; status: number; body: object }
@@ -26,6 +27,14 @@ export interface EmulatedRequest {
   url: string;
   at: number;
   auth: 'bot' | 'bearer' | 'none' | 'invalid';
+}
+
+/** The request log keeps this many of the newest requests (a demo runs for days). */
+const MAX_LOGGED_REQUESTS = 10_000;
+
+export interface EmulatorOptions {
+  /** The bound of `requests`; the oldest go first. */
+  maxLoggedRequests?: number;
 }
 
 type Caller = { kind: 'bot' } | { kind: 'bearer'; grant: Grant };
@@ -52,7 +61,11 @@ class EmulatorError extends Error {
  * in-process; tests drive it directly (faults, request log, codes).
  */
 export class PlatformEmulator {
+  /** The newest requests, up to `maxLoggedRequests`. */
   readonly requests: EmulatedRequest[] = [];
+  /** Every request ever seen, per route (a route template is one of a few dozen keys). */
+  private readonly counts = new Map<string, number>();
+  private readonly maxLoggedRequests: number;
   private readonly faults = new Map<string, { fault: EmulatorFault; remaining: number }>();
   // Connections are closed on shutdown even while a "hang" fault holds a request.
   private readonly server: FastifyInstance = Fastify({
@@ -63,7 +76,11 @@ export class PlatformEmulator {
   /** Aborts pending "hang" faults when the emulator closes. */
   private readonly closing = new AbortController();
 
-  private constructor(readonly state: EmulatorState) {
+  private constructor(
+    readonly state: EmulatorState,
+    options: EmulatorOptions,
+  ) {
+    this.maxLoggedRequests = options.maxLoggedRequests ?? MAX_LOGGED_REQUESTS;
     // Any number of requests may be held by "hang" faults at once, each listening for the abort.
     setMaxListeners(0, this.closing.signal);
   }
@@ -71,8 +88,9 @@ export class PlatformEmulator {
   static async start(
     seed: EmulatorSeed = DEMO_SEED,
     listen: { host?: string; port?: number } = {},
+    options: EmulatorOptions = {},
   ): Promise<PlatformEmulator> {
-    const emulator = new PlatformEmulator(new EmulatorState(structuredClone(seed)));
+    const emulator = new PlatformEmulator(new EmulatorState(structuredClone(seed)), options);
     await emulator.listen(listen.host ?? '127.0.0.1', listen.port ?? 0);
     return emulator;
   }
@@ -103,9 +121,9 @@ export class PlatformEmulator {
     this.faults.clear();
   }
 
-  /** How many requests reached `route` (faulted ones included). */
+  /** How many requests reached `route` (faulted ones included), since the start. */
   countRequests(route: string): number {
-    return this.requests.filter((request) => request.route === route).length;
+    return this.counts.get(route) ?? 0;
   }
 
   async close(): Promise<void> {
@@ -132,12 +150,14 @@ export class PlatformEmulator {
 
   private async beforeRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const route = `${request.method} ${(request.routeOptions.url ?? '').replace(/^\/api\/v10/, '')}`;
+    this.counts.set(route, (this.counts.get(route) ?? 0) + 1);
     this.requests.push({
       route,
       url: request.url,
       at: Date.now(),
       auth: authKind(request, this.state),
     });
+    if (this.requests.length > this.maxLoggedRequests) this.requests.shift();
     const key = this.faults.has(route) ? route : ANY_ROUTE;
     const entry = this.faults.get(key);
     if (!entry) return;
@@ -164,7 +184,7 @@ export class PlatformEmulator {
         'X-RateLimit-Remaining': '0',
         'X-RateLimit-Reset-After': String(fault.retryAfter),
         'X-RateLimit-Bucket': 'emulated-bucket',
-        'X-RateLimit-Scope': fault.global ? 'global' : 'user',
+        'X-RateLimit-Scope': fault.global ? 'global' : fault.shared ? 'shared' : 'user',
         ...(fault.global ? { 'X-RateLimit-Global': 'true' } : {}),
       })
       .send({
