@@ -333,7 +333,7 @@ describe('robustness: requests that never finish or cannot be parsed', () => {
     },
   );
 
-  it('answers a string holding U+0000 with 400 naming the character', async () => {
+  it('answers a string holding U+0000 with 400 naming the field and the character', async () => {
     const res = await rawRequest(t().port, {
       method: 'POST',
       path: '/oauth2',
@@ -343,8 +343,9 @@ describe('robustness: requests that never finish or cannot be parsed', () => {
     expect({ status: res.status, body: res.json }).toEqual({
       status: 400,
       body: {
-        message: 'JSON strings may not contain the NUL character (\\u0000)',
+        message: 'Invalid request: code must not contain the NUL character (\\u0000)',
         code: 'BadRequest',
+        details: [{ field: 'code', message: 'code must not contain the NUL character (\\u0000)' }],
       },
     });
   });

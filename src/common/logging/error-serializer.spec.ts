@@ -6,6 +6,7 @@ const SECRET = 'user-input-or-token-hash';
 function driverError(): Error {
   return Object.assign(new Error('duplicate key value violates unique constraint "pk"'), {
     code: '23505',
+    severity: 'ERROR',
     detail: `Key (id)=(${SECRET}) already exists.`,
     params: [SECRET],
     query: 'INSERT INTO t (id) VALUES ($1)',
@@ -33,6 +34,13 @@ describe('serializeError', () => {
     const error = new Error('outer', { cause: driverError() });
     Object.assign(error, { context: { nested: { parameters: [SECRET] } }, list: [driverError()] });
     expect(JSON.stringify(serializeError(error))).not.toContain(SECRET);
+  });
+
+  it("keeps the service's own diagnostic fields", () => {
+    const error = Object.assign(new Error('The chat platform is unavailable'), {
+      detail: 'GET /guilds/:guild_id: status 503 after 3 attempts',
+    });
+    expect(serializeError(error)).toMatchObject({ detail: error.detail });
   });
 
   it('leaves values that are not errors as they are', () => {

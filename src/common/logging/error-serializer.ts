@@ -2,11 +2,13 @@ import pino from 'pino';
 
 /**
  * Fields of database errors that hold request data: the query's bound values (`parameters` from
- * TypeORM, `params` from PGlite) and the row values PostgreSQL quotes in `detail`. They can carry
- * user input and token hashes, so a log line never shows them; the SQL text and the error code
- * stay, which is what a diagnosis needs.
+ * TypeORM, `params` and `queryOptions` from PGlite) and, in an error PostgreSQL raised (it has a
+ * `severity`), the row values it quotes in `detail`. They can carry user input and token hashes,
+ * so a log line never shows them; the SQL text and the error code stay, which is what a diagnosis
+ * needs.
  */
-const REDACTED_FIELDS = new Set(['parameters', 'params', 'detail', 'queryOptions']);
+const REDACTED_FIELDS = new Set(['parameters', 'params', 'queryOptions']);
+const DATABASE_DETAIL = 'detail';
 const MAX_DEPTH = 6;
 
 /** pino's `err` serializer without the request data that database errors carry. */
@@ -20,11 +22,13 @@ function scrub(value: unknown, depth: number): unknown {
   if (depth >= MAX_DEPTH) return '[nested]';
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
   const plain: Record<string, unknown> = {};
+  const fromDatabase = typeof (value as { severity?: unknown }).severity === 'string';
   for (const key in value) {
     // The serializer keeps the original error as `raw`; it would bring back everything removed.
     if (key === 'raw') continue;
     const field = (value as Record<string, unknown>)[key];
-    plain[key] = REDACTED_FIELDS.has(key) ? '[redacted]' : scrub(field, depth + 1);
+    const redacted = REDACTED_FIELDS.has(key) || (fromDatabase && key === DATABASE_DETAIL);
+    plain[key] = redacted ? '[redacted]' : scrub(field, depth + 1);
   }
   return plain;
 }
