@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, type EntityManager, type ObjectLiteral } from 'typeorm';
+import {
+  DataSource,
+  IsNull,
+  type EntityManager,
+  type ObjectLiteral,
+  type Repository,
+} from 'typeorm';
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
+import { isUniqueViolation } from 'src/common/errors/database-errors';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
 import { missingPermissions, permissionNames } from 'src/guilds/permissions';
@@ -12,6 +19,7 @@ import { hasPerm } from 'src/settings/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
 import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
+import { lockGuildSettings } from 'src/settings/settings-lock';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import {
   isStored,
@@ -39,6 +47,8 @@ interface Caller {
   context: GuildContext;
   guild: PermissionGuild;
   author: PermissionMember;
+  /** A non-member holds no permission strings, whatever is stored for them. */
+  isMember: boolean;
 }
 
 const AUTO_COLUMNS = ['created_at', 'created_by', 'last_updated_at', 'last_updated_by'] as const;
@@ -80,12 +90,9 @@ export class SettingsService {
     const cache = await this.cache.forGuild(guildId);
     const caller = await this.caller(guildId, userId, cache);
     const permission = `${setting.schema.id}.${operation.toLowerCase()}`;
-    if (!hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) {
-      throw new AppException(
-        ErrorCode.Restricted,
-        `You need the permission ${permission} in this guild`,
-      );
-    }
+    // From the cache: refuses before validation, as DESIGN §7 orders it. A write is checked
+    // again in its transaction, against the data as it is when the write is applied.
+    this.requirePermission(caller, permission);
     const checked = setting.validator.check(operation, request.fields);
     if (!checked.ok) throw invalid(checked.details);
     const prepare = setting.prepare;
@@ -104,9 +111,14 @@ export class SettingsService {
     if (operation === 'View') {
       return new SerializedResult(await this.view(setting, guildId, checked.fields, cache));
     }
-    const data = await this.dataSource.transaction((manager) =>
-      this.change(manager, setting, caller, operation, checked.fields),
-    );
+    const data = await this.dataSource.transaction(async (manager) => {
+      // One settings writer per guild at a time, taken first (so no deadlock), and the permission
+      // data read after it: a concurrent demotion is either committed and seen here, or waits.
+      await lockGuildSettings(manager, guildId);
+      const locked = await this.lockedCaller(caller, manager);
+      this.requirePermission(locked, permission);
+      return this.change(manager, setting, locked, operation, checked.fields);
+    });
     await this.cache.changed(guildId);
     return { type: 'Ok', data };
   }
@@ -123,7 +135,26 @@ export class SettingsService {
     const author = member
       ? await this.permissions.member(guildId, userId, member.member.roles, cache)
       : { userId, roles: [], overrides: [] };
-    return { context, guild, author };
+    return { context, guild, author, isMember: member !== null };
+  }
+
+  /** The caller's permission data as the transaction sees it (after the guild's settings lock). */
+  private async lockedCaller(caller: Caller, manager: EntityManager): Promise<Caller> {
+    const { context, author, isMember } = caller;
+    const guild = await this.permissions.guild(context, manager);
+    const locked = isMember
+      ? await this.permissions.member(context.guild.id, author.userId, author.roles, manager)
+      : author;
+    return { context, guild, author: locked, isMember };
+  }
+
+  private requirePermission(caller: Caller, permission: string): void {
+    if (!hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) {
+      throw new AppException(
+        ErrorCode.Restricted,
+        `You need the permission ${permission} in this guild`,
+      );
+    }
   }
 
   /** The View answer as JSON text. */
@@ -205,7 +236,9 @@ export class SettingsService {
           guild_id: guildId,
           ...autoFilled(setting, caller.author.userId, now, true),
         });
-        after = [await repository.save(row)];
+        // An insert, never `save`: save would turn a row created meanwhile into an update.
+        await insertNew(repository, row, () => alreadyExists(setting, items[0]));
+        after = [row];
         data = toApi(setting, after[0], true);
         break;
       }
@@ -260,6 +293,22 @@ export class SettingsService {
   ): Promise<PermissionMember> {
     const member = await this.guilds.memberOf(context, userId);
     return this.permissions.member(context.guild.id, userId, member?.member.roles ?? [], manager);
+  }
+}
+
+/**
+ * Inserts a new row; a unique violation (a writer that does not take the guild's settings lock
+ * inserted the same key first) is the same answer as the pre-check's.
+ */
+async function insertNew(
+  repository: Repository<ObjectLiteral>,
+  row: ObjectLiteral,
+  exists: () => AppException,
+): Promise<void> {
+  try {
+    await repository.insert(row);
+  } catch (error) {
+    throw isUniqueViolation(error) ? exists() : error;
   }
 }
 

@@ -12,12 +12,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const errorId = randomUUID();
-    const { status, body, unexpected } = renderError(exception, errorId);
+    const { status, body, unexpected, constraint } = renderError(exception, errorId);
     if (unexpected) {
       this.logger.error(
         { err: exception, error_id: errorId, status },
         'Request failed unexpectedly',
       );
+    } else if (constraint) {
+      // A race past a pre-check or a validation gap: worth seeing, not an incident.
+      this.logger.warn({ ...constraint, status }, 'Request refused by a database constraint');
     }
     const response: unknown = host.switchToHttp().getResponse();
     this.adapterHost.httpAdapter.reply(response, body, status);

@@ -10,6 +10,7 @@ import {
   UnauthorizedException,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
+import { QueryFailedError } from 'typeorm';
 import { AppException } from 'src/common/errors/app.exception';
 import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
 import { renderError } from 'src/common/errors/error-mapping';
@@ -116,5 +117,62 @@ describe('renderError', () => {
       unexpected: true,
     });
     expect(rendered.body.message).not.toMatch(/ECONNREFUSED|SELECT|undefined|string|object/);
+  });
+
+  describe('database constraint violations', () => {
+    /** What TypeORM throws for a statement PostgreSQL (or PGlite, through `pg`) refused. */
+    const refused = (code: string): QueryFailedError =>
+      new QueryFailedError(
+        `INSERT INTO "guild_roles" ("guild_id", "role_id") VALUES ($1, $2)`,
+        ['1100000000000000100', '1100000000000000104'],
+        Object.assign(new Error(`violates constraint "PK_86a938727fe9f3a85b22074e615"`), {
+          code,
+          constraint: 'PK_86a938727fe9f3a85b22074e615',
+          table: 'guild_roles',
+          detail: 'Key (guild_id, role_id)=(1100000000000000100, 1100000000000000104) exists.',
+        }),
+      );
+
+    it.each([
+      [
+        '23505',
+        'unique',
+        'This conflicts with an entry that already exists; read it and update it instead',
+      ],
+      [
+        '23503',
+        'foreign key',
+        'This refers to something that does not exist, or removes something still in use',
+      ],
+      ['23514', 'check', 'A value is outside what is allowed'],
+      ['23502', 'not null', 'A required value is missing'],
+    ])('maps SQLSTATE %s (%s) to 400 BadRequest, logged as a warning', (code, _kind, message) => {
+      const rendered = renderError(refused(code), ID);
+      expect(rendered).toEqual({
+        status: 400,
+        body: { message, code: 'BadRequest' },
+        unexpected: false,
+        constraint: {
+          sqlState: code,
+          constraint: 'PK_86a938727fe9f3a85b22074e615',
+          table: 'guild_roles',
+        },
+      });
+      expect(JSON.stringify(rendered.body)).not.toMatch(
+        /INSERT|guild_roles|PK_|1100000000000000104/,
+      );
+    });
+
+    it.each(['40001', '40P01', '57014', '08006', undefined])(
+      'keeps any other database failure (SQLSTATE %p) a logged 500',
+      (code) => {
+        const error = new QueryFailedError('SELECT 1', [], Object.assign(new Error('x'), { code }));
+        expect(renderError(error, ID)).toEqual({
+          status: 500,
+          body: { message: expect.any(String), code: 'InternalError', error_id: ID },
+          unexpected: true,
+        });
+      },
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { AppException } from 'src/common/errors/app.exception';
+import { constraintViolationOf } from 'src/common/errors/database-errors';
 import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
 import type { ErrorDetailDto } from 'src/common/errors/error-response.dto';
 
@@ -15,6 +16,8 @@ export interface RenderedError {
   status: HttpStatus;
   body: ErrorBody;
   unexpected: boolean;
+  /** A database constraint refused the request: logged as a warning (which one, never values). */
+  constraint?: { sqlState: string; constraint?: string; table?: string };
 }
 
 const INTERNAL_MESSAGE = 'An unexpected error occurred; quote the error_id when reporting it';
@@ -37,6 +40,16 @@ export function renderError(exception: unknown, errorId: string): RenderedError 
   }
   if (exception instanceof HttpException) {
     return fromHttpException(exception, errorId);
+  }
+  const violation = constraintViolationOf(exception);
+  if (violation) {
+    const { message, ...constraint } = violation;
+    return {
+      status: HttpStatus.BAD_REQUEST,
+      body: { message, code: ErrorCode.BadRequest },
+      unexpected: false,
+      constraint,
+    };
   }
   return internalError(errorId);
 }

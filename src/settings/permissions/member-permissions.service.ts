@@ -28,22 +28,29 @@ export class MemberPermissionsService {
   >();
   private readonly resolvedByGuild = new WeakMap<PermissionGuild, Map<string, string[]>>();
 
-  async guild(context: GuildContext, cache: GuildSettingsCache): Promise<PermissionGuild> {
-    const entries = await cache.get('role-entries', async () =>
-      (await this.roles.find({ where: { guild_id: context.guild.id } })).map((e) => ({
+  /**
+   * The guild's role entries with its Discord roles, read through the guild's cache, or inside a
+   * transaction through its `manager` (what the transaction sees, for checks that must hold when
+   * the write is applied).
+   */
+  async guild(
+    context: GuildContext,
+    via: GuildSettingsCache | EntityManager,
+  ): Promise<PermissionGuild> {
+    const load = async (roles: Repository<GuildRoleEntity>): Promise<StoredEntry[]> =>
+      (await roles.find({ where: { guild_id: context.guild.id } })).map((e) => ({
         role_id: e.role_id,
         index: e.index,
         perms: e.perms,
-      })),
-    );
+      }));
+    if (via instanceof EntityManager) {
+      return buildGuild(context, await load(via.getRepository(GuildRoleEntity)));
+    }
+    const entries = await via.get('role-entries', () => load(this.roles));
     // The same context and the same cached entries give the same answer: built once.
     const built = this.built.get(context);
     if (built?.entries === entries) return built.guild;
-    const guild: PermissionGuild = {
-      ownerId: context.guild.owner_id,
-      roles: context.guild.roles.map((role) => ({ id: role.id, position: role.position })),
-      entries: new Map(entries.map((e) => [e.role_id, { index: e.index, perms: e.perms }])),
-    };
+    const guild = buildGuild(context, entries);
     this.built.set(context, { entries, guild });
     return guild;
   }
@@ -84,4 +91,18 @@ export class MemberPermissionsService {
         : await via.get(`member:${userId}`, () => load(this.members));
     return { userId, roles: discordRoles, overrides };
   }
+}
+
+interface StoredEntry {
+  role_id: string;
+  index: number;
+  perms: string[];
+}
+
+function buildGuild(context: GuildContext, entries: readonly StoredEntry[]): PermissionGuild {
+  return {
+    ownerId: context.guild.owner_id,
+    roles: context.guild.roles.map((role) => ({ id: role.id, position: role.position })),
+    entries: new Map(entries.map((e) => [e.role_id, { index: e.index, perms: e.perms }])),
+  };
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   describeEditCheck,
   verifyMemberOverrideChange,
@@ -35,6 +36,52 @@ describe('permission strings: parse', () => {
   );
 });
 
+/** The former implementation (a regex tried at every start), kept here only as an oracle. */
+function parseByRegexAtEveryStart(text: string): ReturnType<typeof parsePermission> {
+  const negator = text.startsWith('~');
+  const rest = negator ? text.slice(1) : text;
+  for (let start = 0; start < rest.length; start++) {
+    if (rest[start] === '.') continue;
+    const match = /([^.]+)\.(.+)$/s.exec(rest.slice(start));
+    if (match && match.index === 0) return { namespace: match[1], perm: match[2], negator };
+  }
+  return { namespace: 'global', perm: rest, negator };
+}
+
+describe('permission strings: parse on any input', () => {
+  const alphabet = fc.constantFrom('a', 'b', '.', '~', '*', '@', ' ', '\n');
+
+  it('agrees with the regex oracle on random strings', () => {
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 40 }), (chars) => {
+        const text = chars.join('');
+        expect(parsePermission(text)).toEqual(parseByRegexAtEveryStart(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('agrees with the regex oracle on long strings with at most one dot near the end', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', '~', '*', '@', ' '), maxLength: 400 }),
+        fc.constantFrom('', '.', '.x', 'x.', '..', '.x.y'),
+        (body, tail) => {
+          expect(parsePermission(body + tail)).toEqual(parseByRegexAtEveryStart(body + tail));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  // The former implementation took cubic time here (it never finished on this input).
+  it('parses a 100,000-character string without a dot', () => {
+    const long = 'a'.repeat(100_000);
+    expect(parsePermission(long)).toEqual({ namespace: 'global', perm: long, negator: false });
+    expect(parsePermission(`~${long}.b`)).toEqual({ namespace: long, perm: 'b', negator: true });
+  });
+});
+
 describe('permission strings: has_perm', () => {
   it.each(table(vectors.has_perm as Case<{ perms: string[]; perm: string }, boolean>[]))(
     '%s',
@@ -49,6 +96,22 @@ describe('permission strings: resolve', () => {
     table(vectors.resolve as Case<{ positions: Position[]; overrides: string[] }, string[]>[]),
   )('%s', (_id, { input, expected }) => {
     expect(resolvePermissions(input.positions, input.overrides)).toEqual(expected);
+  });
+});
+
+describe('permission strings: resolve on large inputs', () => {
+  // A namespace wildcard or @clear used to rescan every held permission: quadratic, minutes here.
+  it('resolves 100,000 permissions with wildcards and @clear throughout', () => {
+    const keep = (p: number, i: number): string => `keep${p}.perm${i}`;
+    const positions: Position[] = Array.from({ length: 1000 }, (_, p) => ({
+      id: `role${p}`,
+      index: 1000 - p,
+      perms: Array.from({ length: 100 }, (_, i) =>
+        i % 2 === 0 ? keep(p, i) : i % 4 === 1 ? 'x.*' : 'x.@clear',
+      ),
+    }));
+    const kept = positions.flatMap((_, p) => Array.from({ length: 50 }, (_, i) => keep(p, 2 * i)));
+    expect(resolvePermissions(positions, ['~x.y'])).toEqual([...kept, '~x.y']);
   });
 });
 

@@ -10,9 +10,6 @@ export interface Permission {
   negator: boolean;
 }
 
-/** The first run of non-dots followed by a dot and at least one more character (not anchored). */
-const NAMESPACED = /([^.]+)\.(.+)$/s;
-
 export function parsePermission(text: string): Permission {
   const negator = text.startsWith('~');
   const rest = negator ? text.slice(1) : text;
@@ -22,14 +19,19 @@ export function parsePermission(text: string): Permission {
     : { namespace: 'global', perm: rest, negator };
 }
 
-/** Luau's `string.match(s, "([^%.]+)%.(.+)")`: the leftmost run of non-dots directly followed by a dot and more. */
+/**
+ * Luau's `string.match(s, "([^%.]+)%.(.+)")`, in one pass. The leftmost candidate start is the
+ * first non-dot; `[^%.]+` cannot cross a dot, so the only dot it can be followed by is the first
+ * dot after that start, and it matches iff a character follows that dot. If it fails, every later
+ * start fails too (it reaches the same dot, or starts past the last one).
+ */
 function firstNamespaced(text: string): { namespace: string; perm: string } | null {
-  for (let start = 0; start < text.length; start++) {
-    if (text[start] === '.') continue;
-    const match = NAMESPACED.exec(text.slice(start));
-    if (match && match.index === 0) return { namespace: match[1], perm: match[2] };
-  }
-  return null;
+  let start = 0;
+  while (start < text.length && text[start] === '.') start++;
+  if (start === text.length) return null;
+  const dot = text.indexOf('.', start);
+  if (dot === -1 || dot === text.length - 1) return null;
+  return { namespace: text.slice(start, dot), perm: text.slice(dot + 1) };
 }
 
 export function canonical(permission: Permission): string {
@@ -52,9 +54,12 @@ function isGlobalWildcard(permission: Permission): boolean {
 
 /** Whether `perms` grant `query` (its own `~` is ignored). */
 export function hasPerm(perms: readonly string[], query: string): boolean {
-  const parsed = perms.map(parsePermission);
+  return grants(perms.map(parsePermission), parsePermission(query));
+}
+
+/** `hasPerm` on parsed permissions, so a list checked many times is parsed once. */
+function grants(parsed: readonly Permission[], wanted: Permission): boolean {
   if (parsed.some(isGlobalWildcard)) return true;
-  const wanted = parsePermission(query);
   let granted = false;
   for (const entry of parsed) {
     const namespaceMatches = entry.namespace === wanted.namespace || entry.namespace === 'global';
@@ -86,55 +91,75 @@ export function resolvePermissions(
     .map((position, order) => ({ position, order }))
     .sort((a, b) => b.position.index - a.position.index || a.order - b.order)
     .map(({ position }) => position);
-  const set = new OrderedSet();
+  const set = new PermissionSet();
   for (const position of ordered) {
     for (const text of position.perms) apply(set, parsePermission(text));
   }
   return set.keys();
 }
 
-function apply(set: OrderedSet, permission: Permission): void {
+function apply(set: PermissionSet, permission: Permission): void {
   if (permission.perm === '@clear') {
     if (permission.namespace === 'global') set.clear();
-    else set.removeWhere((p) => p.namespace === permission.namespace);
+    else set.removeNamespace(permission.namespace, false);
     return;
   }
   const key = canonical(permission);
   const opposite = canonical({ ...permission, negator: !permission.negator });
   if (!permission.negator && permission.perm === '*') {
-    set.removeWhere((p) => p.negator && p.namespace === permission.namespace);
+    set.removeNamespace(permission.namespace, true);
   }
   if (set.has(opposite)) {
     set.delete(opposite);
-    set.add(key);
+    set.add(key, permission);
   } else {
-    set.add(key);
+    set.add(key, permission);
   }
 }
 
-/** Insertion-ordered canonical keys; adding a present key does not move it. */
-class OrderedSet {
-  private readonly entries = new Set<string>();
+/**
+ * Insertion-ordered canonical keys; adding a present key does not move it. Indexed by namespace
+ * (and negators apart), so a wildcard or `@clear` touches only what it removes: every key is
+ * removed at most once per add, and resolving stays linear in the number of strings.
+ */
+class PermissionSet {
+  private readonly entries = new Map<string, Permission>();
+  private readonly byNamespace = new Map<string, { all: Set<string>; negators: Set<string> }>();
 
   has(key: string): boolean {
     return this.entries.has(key);
   }
-  add(key: string): void {
-    this.entries.add(key);
+  add(key: string, permission: Permission): void {
+    if (this.entries.has(key)) return;
+    this.entries.set(key, permission);
+    let index = this.byNamespace.get(permission.namespace);
+    if (!index) {
+      index = { all: new Set(), negators: new Set() };
+      this.byNamespace.set(permission.namespace, index);
+    }
+    index.all.add(key);
+    if (permission.negator) index.negators.add(key);
   }
   delete(key: string): void {
+    const permission = this.entries.get(key);
+    if (!permission) return;
     this.entries.delete(key);
+    const index = this.byNamespace.get(permission.namespace);
+    index?.all.delete(key);
+    index?.negators.delete(key);
   }
   clear(): void {
     this.entries.clear();
+    this.byNamespace.clear();
   }
-  removeWhere(matches: (permission: Permission) => boolean): void {
-    for (const key of [...this.entries]) {
-      if (matches(parsePermission(key))) this.entries.delete(key);
-    }
+  /** Removes the namespace's keys, or only its negators. */
+  removeNamespace(namespace: string, negatorsOnly: boolean): void {
+    const index = this.byNamespace.get(namespace);
+    if (!index) return;
+    for (const key of [...(negatorsOnly ? index.negators : index.all)]) this.delete(key);
   }
   keys(): string[] {
-    return [...this.entries];
+    return [...this.entries.keys()];
   }
 }
 
@@ -159,11 +184,14 @@ export function checkPatchChanges(
     ...current.filter((p) => !nextKeys.has(canonicalize(p))),
     ...next.filter((p) => !currentKeys.has(canonicalize(p))),
   ];
-  const managerNegators = manager.map(parsePermission).filter((p) => p.negator);
+  const managerParsed = manager.map(parsePermission);
+  const managerNegators = managerParsed.filter((p) => p.negator);
   for (const text of changed) {
     const change = parsePermission(text);
     const base = canonical({ ...change, negator: false });
-    if (!hasPerm(manager, base)) return { ok: false, error: 'NoPermission', permission: base };
+    if (!grants(managerParsed, parsePermission(base))) {
+      return { ok: false, error: 'NoPermission', permission: base };
+    }
     if (change.perm !== '*') continue;
     for (const negator of managerNegators) {
       if (negator.namespace !== change.namespace) continue;
