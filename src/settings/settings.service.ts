@@ -11,7 +11,11 @@ import {
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
 import { isUniqueViolation } from 'src/common/errors/database-errors';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
+import {
+  GuildAccessService,
+  type GuildContext,
+  type MemberAccess,
+} from 'src/guilds/guild-access.service';
 import { missingPermissions, permissionNames } from 'src/guilds/permissions';
 import type { PermissionGuild, PermissionMember } from 'src/settings/permissions/edit-checks';
 import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
@@ -111,13 +115,16 @@ export class SettingsService {
     if (operation === 'View') {
       return new SerializedResult(await this.view(setting, guildId, checked.fields, cache));
     }
+    // Platform lookups happen before the guild's lock is taken: while it is held, only the
+    // database is waited on, so writers queued behind it do not hold connections for long.
+    const members = await this.membersNamedIn(setting, caller.context, checked.fields);
     const data = await this.dataSource.transaction(async (manager) => {
       // One settings writer per guild at a time, taken first (so no deadlock), and the permission
       // data read after it: a concurrent demotion is either committed and seen here, or waits.
       await lockGuildSettings(manager, guildId);
       const locked = await this.lockedCaller(caller, manager);
       this.requirePermission(locked, permission);
-      return this.change(manager, setting, locked, operation, checked.fields);
+      return this.change(manager, setting, locked, operation, checked.fields, members);
     });
     await this.cache.changed(guildId);
     return { type: 'Ok', data };
@@ -185,12 +192,33 @@ export class SettingsService {
     return rows.map((row) => toApi(setting, row, true));
   }
 
+  /** The platform members of the users the fields name (the targets a setting's rule may judge). */
+  private async membersNamedIn(
+    setting: RegisteredSetting,
+    context: GuildContext,
+    fields: unknown,
+  ): Promise<ReadonlyMap<string, MemberAccess | null>> {
+    const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
+    const userIds = new Set<string>();
+    for (const column of storedColumns(setting)) {
+      const type = column.column_type;
+      if (type.type === 'Widget' || type.inner.type !== 'String' || type.inner.kind !== 'user') {
+        continue;
+      }
+      for (const row of rows) for (const id of valuesOf(row[column.id])) userIds.add(id);
+    }
+    const ids = [...userIds];
+    const members = await Promise.all(ids.map((id) => this.guilds.memberOf(context, id)));
+    return new Map(ids.map((id, i) => [id, members[i]]));
+  }
+
   private async change(
     manager: EntityManager,
     setting: RegisteredSetting,
     caller: Caller,
     operation: Exclude<ExecutableOperation, 'View'>,
     fields: unknown,
+    members: ReadonlyMap<string, MemberAccess | null>,
   ): Promise<unknown> {
     const repository = manager.getRepository(setting.entity);
     const guildId = caller.context.guild.id;
@@ -199,7 +227,7 @@ export class SettingsService {
     const current: ObjectLiteral[] = [];
     for (const item of items) {
       const row = await repository.findOne({
-        where: { guild_id: guildId, ...keyOf(setting, item) },
+        where: { ...keyOf(setting, item), guild_id: guildId },
         lock: { mode: 'pessimistic_write' },
       });
       if (operation === 'Create') {
@@ -221,7 +249,7 @@ export class SettingsService {
         current: before,
         guild: caller.guild,
         author: caller.author,
-        memberOf: (userId) => this.memberOf(caller.context, userId, manager),
+        memberOf: (userId) => this.memberOf(caller.context, userId, manager, members),
         manager,
       });
       if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.code));
@@ -252,7 +280,7 @@ export class SettingsService {
         break;
       }
       case 'Delete':
-        await repository.delete({ guild_id: guildId, ...keyOf(setting, items[0]) });
+        await repository.delete({ ...keyOf(setting, items[0]), guild_id: guildId });
         data = keyOf(setting, items[0]);
         break;
       case 'Reorder': {
@@ -290,8 +318,12 @@ export class SettingsService {
     context: GuildContext,
     userId: string,
     manager: EntityManager,
+    members: ReadonlyMap<string, MemberAccess | null>,
   ): Promise<PermissionMember> {
-    const member = await this.guilds.memberOf(context, userId);
+    // A user the fields do not name is looked up now (no built-in rule asks for one).
+    const member = members.has(userId)
+      ? (members.get(userId) ?? null)
+      : await this.guilds.memberOf(context, userId);
     return this.permissions.member(context.guild.id, userId, member?.member.roles ?? [], manager);
   }
 }

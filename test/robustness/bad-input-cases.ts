@@ -278,6 +278,15 @@ function bodyCases(endpoint: Endpoint): BadInput[] {
     ...valid,
     [Object.keys(endpoint.body)[0]]: 'nul\u0000',
   });
+  // JSON.stringify writes a lone surrogate as its escape; PostgreSQL refuses it in jsonb.
+  for (const [name, text] of [
+    ['a lone high surrogate', 'lone\ud800'],
+    ['a lone low surrogate', 'lone\udc00x'],
+    ['a reversed surrogate pair', '\udc00\ud800'],
+  ]) {
+    addJson(`with ${name} in a string`, { ...valid, [Object.keys(endpoint.body)[0]]: text });
+    addJson(`with ${name} in a key`, { ...valid, [text]: 1 });
+  }
   add('over 100 KiB', { body: JSON.stringify({ ...valid, padding: 'x'.repeat(110 * 1024) }) });
   for (const contentType of [
     'text/plain',

@@ -58,6 +58,13 @@ const VALUE_CLASSES: Record<string, string[]> = {
     '[1.5]',
   ],
   'strings holding NUL': ['"nul\\u0000"', '["nul\\u0000"]', '{"nul\\u0000":1}'],
+  'strings holding lone surrogates': ['"a.\\ud800"', '"\\udc00"', '["a.\\ud800"]', '{"\\ud800":1}'],
+  'forms of a value the JSON Schema formats allow but the columns refuse': [
+    '"urn:uuid:123e4567-e89b-12d3-a456-426614174000"',
+    '"18446744073709551616"',
+    '"99999999999999999999"',
+    '["99999999999999999999"]',
+  ],
   'deep nesting': [
     `${'['.repeat(100)}${']'.repeat(100)}`,
     `${'{"a":'.repeat(100)}1${'}'.repeat(100)}`,

@@ -3,9 +3,9 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { settingsLockKey } from 'src/settings/settings-lock';
-import { databaseOf } from 'test/support/auth';
+import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
 
 // Every test here runs on the embedded engine by default and on PostgreSQL with DATABASE_URL.
 
@@ -352,3 +352,32 @@ async function waitUntilBlocked(t: TestApp, dataSource: DataSource): Promise<voi
   }
   throw new Error('the request never waited on the database');
 }
+
+describe('settings: the guild lock is held only across database work', () => {
+  const t = useTestApp();
+
+  it('looks up the members a change names before taking the lock, so other writers never wait on the platform', async () => {
+    const owner = await actor(t(), DEMO_IDS.alice);
+    // The author's own member lookup is cached now; the target's is not.
+    ok(await owner.exec('auditlog_sinks', 'View', {}));
+    emulatorOf(t()).injectFault('GET /guilds/:guild_id/members/:user_id', {
+      kind: 'hang',
+      delayMs: 3_000,
+    });
+    let slowDone = false;
+    const slow = owner
+      .exec('guildmembers', 'Create', { user_id: DEMO_IDS.carol, perm_overrides: ['rpc.view'] })
+      .then((res) => {
+        slowDone = true;
+        return res;
+      });
+    // Let the slow request reach its platform call.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = await owner.exec('auditlog_sinks', 'Create', SINK_FIELDS);
+    expect({ status: other.status, slowDoneFirst: slowDone }).toEqual({
+      status: 200,
+      slowDoneFirst: false,
+    });
+    expect((await slow).status).toBe(200);
+  });
+});

@@ -37,22 +37,31 @@ describe('settings: values the database could refuse are refused first', () => {
   });
 
   describe.each(['Update', 'Delete'])('auditlog_sinks %s', (operation) => {
-    it.each([null, 'not-a-uuid', {}, [], 42, true, 1.5, `${'0'.repeat(36)}`])(
-      'refuses the primary key %j with 400 BadRequest naming it, storing nothing',
-      async (id) => {
-        const before = await settingsRows(t());
-        const fields = operation === 'Update' ? { id, enabled: false } : { id };
-        const res = await owner.exec('auditlog_sinks', operation, fields);
-        expect({ status: res.status, code: res.body.code as unknown }).toEqual({
-          status: 400,
-          code: 'BadRequest',
-        });
-        expect((res.body.details as { field: string }[]).map((detail) => detail.field)).toEqual([
-          'id',
-        ]);
-        expect(await settingsRows(t())).toEqual(before);
-      },
-    );
+    it.each([
+      null,
+      'not-a-uuid',
+      {},
+      [],
+      42,
+      true,
+      1.5,
+      `${'0'.repeat(36)}`,
+      // A form JSON Schema's uuid format allows and PostgreSQL's uuid type refuses.
+      'urn:uuid:123e4567-e89b-12d3-a456-426614174000',
+      '{123e4567-e89b-12d3-a456-426614174000}',
+    ])('refuses the primary key %j with 400 BadRequest naming it, storing nothing', async (id) => {
+      const before = await settingsRows(t());
+      const fields = operation === 'Update' ? { id, enabled: false } : { id };
+      const res = await owner.exec('auditlog_sinks', operation, fields);
+      expect({ status: res.status, code: res.body.code as unknown }).toEqual({
+        status: 400,
+        code: 'BadRequest',
+      });
+      expect((res.body.details as { field: string }[]).map((detail) => detail.field)).toEqual([
+        'id',
+      ]);
+      expect(await settingsRows(t())).toEqual(before);
+    });
   });
 
   it('still accepts a well-formed primary key on Update', async () => {
@@ -115,5 +124,32 @@ describe('settings: values the database could refuse are refused first', () => {
     const res = await owner.exec(setting, 'View', { [column]: value });
     expect(res.status).toBe(400);
     expect((res.body.details as { field: string }[])[0].field).toBe(column);
+  });
+
+  it.each([
+    ['guildmembers', 'Create', { user_id: '18446744073709551616', perm_overrides: [] }, 'user_id'],
+    ['guildmembers', 'Create', { user_id: '99999999999999999999', perm_overrides: [] }, 'user_id'],
+    ['guildmembers', 'View', { user_id: '99999999999999999999' }, 'user_id'],
+    ['guildroles', 'View', { role_id: '18446744073709551616' }, 'role_id'],
+  ])(
+    'refuses a %s %s id beyond 64 bits with 400 BadRequest',
+    async (setting, op, fields, field) => {
+      const before = await settingsRows(t());
+      const res = await owner.exec(setting, op, fields);
+      expect({ status: res.status, code: res.body.code as unknown }).toEqual({
+        status: 400,
+        code: 'BadRequest',
+      });
+      expect((res.body.details as { field: string }[]).map((detail) => detail.field)).toEqual([
+        field,
+      ]);
+      expect(await settingsRows(t())).toEqual(before);
+    },
+  );
+
+  it('accepts the largest 64-bit id', async () => {
+    expect(
+      ok(await owner.exec('guildmembers', 'View', { user_id: '18446744073709551615' })),
+    ).toEqual([]);
   });
 });

@@ -9,7 +9,6 @@ const CONSTRAINT_MESSAGES: Readonly<Record<string, string>> = {
   '23505': 'This conflicts with an entry that already exists; read it and update it instead',
   '23503': 'This refers to something that does not exist, or removes something still in use',
   '23514': 'A value is outside what is allowed',
-  '23502': 'A required value is missing',
 };
 
 /** Which constraint refused a statement: for the log, never for the response. */

@@ -145,7 +145,6 @@ describe('renderError', () => {
         'This refers to something that does not exist, or removes something still in use',
       ],
       ['23514', 'check', 'A value is outside what is allowed'],
-      ['23502', 'not null', 'A required value is missing'],
     ])('maps SQLSTATE %s (%s) to 400 BadRequest, logged as a warning', (code, _kind, message) => {
       const rendered = renderError(refused(code), ID);
       expect(rendered).toEqual({
@@ -163,7 +162,8 @@ describe('renderError', () => {
       );
     });
 
-    it.each(['40001', '40P01', '57014', '08006', undefined])(
+    // A NOT NULL violation is the service's own omission, not something a request can cause.
+    it.each(['23502', '40001', '40P01', '57014', '08006', undefined])(
       'keeps any other database failure (SQLSTATE %p) a logged 500',
       (code) => {
         const error = new QueryFailedError('SELECT 1', [], Object.assign(new Error('x'), { code }));

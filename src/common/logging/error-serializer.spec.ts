@@ -36,6 +36,33 @@ describe('serializeError', () => {
     expect(JSON.stringify(serializeError(error))).not.toContain(SECRET);
   });
 
+  it('keeps the words of a database message but not the value it quotes', () => {
+    const driver = Object.assign(new Error(`invalid input syntax for type uuid: "${SECRET}"`), {
+      code: '22P02',
+      severity: 'ERROR',
+      where: `unnamed portal parameter $1 = '${SECRET}'`,
+    });
+    const error = new QueryFailedError('SELECT 1 FROM t WHERE id = $1', [SECRET], driver);
+    const serialized = serializeError(error) as Record<string, unknown>;
+    expect(JSON.stringify(serialized)).not.toContain(SECRET);
+    expect(serialized).toMatchObject({
+      message: 'invalid input syntax for type uuid: "[redacted]"',
+      where: '[redacted]',
+      code: '22P02',
+    });
+  });
+
+  it('keeps relation and column names, which are quoted without a colon', () => {
+    const driver = Object.assign(new Error('relation "missing_table" does not exist'), {
+      code: '42P01',
+      severity: 'ERROR',
+    });
+    const error = new QueryFailedError('SELECT 1 FROM missing_table', [], driver);
+    expect(serializeError(error)).toMatchObject({
+      message: 'relation "missing_table" does not exist',
+    });
+  });
+
   it("keeps the service's own diagnostic fields", () => {
     const error = Object.assign(new Error('The chat platform is unavailable'), {
       detail: 'GET /guilds/:guild_id: status 503 after 3 attempts',

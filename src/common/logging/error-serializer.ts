@@ -3,12 +3,15 @@ import pino from 'pino';
 /**
  * Fields of database errors that hold request data: the query's bound values (`parameters` from
  * TypeORM, `params` and `queryOptions` from PGlite) and, in an error PostgreSQL raised (it has a
- * `severity`), the row values it quotes in `detail`. They can carry user input and token hashes,
- * so a log line never shows them; the SQL text and the error code stay, which is what a diagnosis
- * needs.
+ * `severity`), the row values it quotes in `detail`, the parameter values `where` can show and
+ * the values its message quotes after a colon (`invalid input syntax for type uuid: "…"`). They
+ * can carry user input and token hashes, so a log line never shows them; the SQL text, the error
+ * code and the rest of the message stay, which is what a diagnosis needs.
  */
 const REDACTED_FIELDS = new Set(['parameters', 'params', 'queryOptions']);
-const DATABASE_DETAIL = 'detail';
+const DATABASE_FIELDS = new Set(['detail', 'where', 'internalQuery']);
+const DATABASE_TEXT_FIELDS = new Set(['message', 'stack']);
+const QUOTED_VALUE = /: "(?:[^"]|"")*"/g;
 const MAX_DEPTH = 6;
 
 /** pino's `err` serializer without the request data that database errors carry. */
@@ -27,8 +30,13 @@ function scrub(value: unknown, depth: number): unknown {
     // The serializer keeps the original error as `raw`; it would bring back everything removed.
     if (key === 'raw') continue;
     const field = (value as Record<string, unknown>)[key];
-    const redacted = REDACTED_FIELDS.has(key) || (fromDatabase && key === DATABASE_DETAIL);
-    plain[key] = redacted ? '[redacted]' : scrub(field, depth + 1);
+    if (REDACTED_FIELDS.has(key) || (fromDatabase && DATABASE_FIELDS.has(key))) {
+      plain[key] = '[redacted]';
+    } else if (fromDatabase && DATABASE_TEXT_FIELDS.has(key) && typeof field === 'string') {
+      plain[key] = field.replace(QUOTED_VALUE, ': "[redacted]"');
+    } else {
+      plain[key] = scrub(field, depth + 1);
+    }
   }
   return plain;
 }

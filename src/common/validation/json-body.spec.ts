@@ -1,4 +1,4 @@
-import { jsonBodyProblem, nulCharacterPath } from 'src/common/validation/json-body';
+import { jsonBodyProblem, unstorableText } from 'src/common/validation/json-body';
 
 const TOO_DEEP = 'The JSON body is nested too deeply: at most 3 levels of arrays and objects';
 
@@ -23,16 +23,27 @@ describe('JSON bodies refused before parsing', () => {
   });
 });
 
-describe('nulCharacterPath', () => {
-  it.each<[string, unknown, string | null]>([
+describe('unstorableText', () => {
+  const NUL = 'must not contain the NUL character (\\u0000)';
+  const SURROGATE = 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)';
+
+  it.each<[string, unknown, { field: string; problem: string } | null]>([
     ['a clean body', { name: 'a', list: ['b', { c: 'd' }], n: 1, none: null }, null],
-    ['a string value', { name: 'a\u0000b' }, 'name'],
-    ['a string in an array', { fields: { perms: ['ok', 'x\u0000'] } }, 'fields.perms.1'],
-    ['a key', { fields: { 'a\u0000': 1 } }, 'fields.a\u0000'],
-    ['the whole body', 'x\u0000', 'body'],
+    ['a NUL in a value', { name: 'a\u0000b' }, { field: 'name', problem: NUL }],
+    [
+      'a NUL in an array',
+      { fields: { perms: ['ok', 'x\u0000'] } },
+      { field: 'fields.perms.1', problem: NUL },
+    ],
+    ['a NUL in a key', { fields: { 'a\u0000': 1 } }, { field: 'fields.a\u0000', problem: NUL }],
+    ['a NUL as the whole body', 'x\u0000', { field: 'body', problem: NUL }],
+    ['a lone high surrogate', { name: 'a.\ud800' }, { field: 'name', problem: SURROGATE }],
+    ['a lone low surrogate in a key', { '\udc00': 1 }, { field: '\udc00', problem: SURROGATE }],
+    ['a reversed pair', ['\udc00\ud800'], { field: '0', problem: SURROGATE }],
+    ['a well-formed pair (an emoji)', { name: '\ud83d\ude00 😀' }, null],
     ['other control characters', { a: '\u0001\n\t' }, null],
     ['a backslash followed by u0000', { a: '\\u0000' }, null],
   ])('%s', (_name, value, expected) => {
-    expect(nulCharacterPath(value)).toBe(expected);
+    expect(unstorableText(value)).toEqual(expected);
   });
 });

@@ -4,7 +4,6 @@ import { ErrorCode } from 'src/common/errors/error-code';
 
 /** No JSON body of this API nests deeper; a deeper one would only exhaust the stack of validators. */
 export const MAX_JSON_DEPTH = 64;
-const NUL_ESCAPE = '\\u0000';
 
 /**
  * Why a JSON text must be refused before it is parsed, or null: nesting deeper than `maxDepth`,
@@ -36,18 +35,41 @@ export function jsonBodyProblem(text: string, maxDepth = MAX_JSON_DEPTH): string
   return null;
 }
 
+/** Text PostgreSQL refuses in text and jsonb, and no field of this API needs. */
+const UNSTORABLE: readonly { holds: (text: string) => boolean; problem: string }[] = [
+  {
+    holds: (text) => text.includes('\u0000'),
+    problem: 'must not contain the NUL character (\\u0000)',
+  },
+  // A UTF-16 surrogate without its pair is no character at all.
+  {
+    holds: (text) => /\p{Cs}/u.test(text),
+    problem: 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)',
+  },
+];
+/** The escapes that can produce such text in a JSON body: only then is the parsed body walked. */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
 /**
- * The path (`a.0.b`, or `body` for the whole value) of the first string or key holding U+0000,
- * which PostgreSQL refuses in text and jsonb and which no field of this API needs; null when there
- * is none. The value is at most MAX_JSON_DEPTH deep (checked before parsing).
+ * The first string or key of a parsed body that holds text the database refuses: its path
+ * (`a.0.b`, or `body` for the whole value) and what is wrong; null when there is none. The value is
+ * at most MAX_JSON_DEPTH deep (checked before parsing).
  */
-export function nulCharacterPath(value: unknown, path: readonly string[] = []): string | null {
-  const here = (): string => (path.length > 0 ? path.join('.') : 'body');
-  if (typeof value === 'string') return value.includes('\u0000') ? here() : null;
+export function unstorableText(
+  value: unknown,
+  path: readonly string[] = [],
+): { field: string; problem: string } | null {
+  const problemOf = (text: string): string | undefined =>
+    UNSTORABLE.find(({ holds }) => holds(text))?.problem;
+  if (typeof value === 'string') {
+    const problem = problemOf(value);
+    return problem ? { field: path.length > 0 ? path.join('.') : 'body', problem } : null;
+  }
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return [...path, key].join('.');
-    const found = nulCharacterPath(item, [...path, key]);
+    const problem = problemOf(key);
+    if (problem) return { field: [...path, key].join('.'), problem };
+    const found = unstorableText(item, [...path, key]);
     if (found !== null) return found;
   }
   return null;
@@ -55,7 +77,7 @@ export function nulCharacterPath(value: unknown, path: readonly string[] = []): 
 
 /**
  * Replaces Fastify's `application/json` parser with one that refuses bodies nested too deeply
- * before parsing and strings holding NUL after it (400 BadRequest naming the field), and
+ * before parsing and text the database refuses after it (400 BadRequest naming the field), and
  * otherwise parses exactly as Fastify does (secure-json-parse with the instance's
  * prototype-poisoning settings, the same errors for empty or malformed bodies).
  */
@@ -75,21 +97,21 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
         done(new AppException(ErrorCode.BadRequest, problem), undefined);
         return;
       }
-      // The walk only runs for the rare body whose text holds the escape at all.
-      if (!body.includes(NUL_ESCAPE)) {
+      // The walk only runs for the rare body whose text holds such an escape at all.
+      if (!UNSTORABLE_ESCAPE.test(body)) {
         void parse(request, body, done);
         return;
       }
       void parse(request, body, (error, value) => {
-        const field = error ? null : nulCharacterPath(value);
-        if (field === null) {
+        const found = error ? null : unstorableText(value);
+        if (found === null) {
           done(error, value);
           return;
         }
-        const message = `${field} must not contain the NUL character (\\u0000)`;
+        const message = `${found.field} ${found.problem}`;
         done(
           new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
-            { field, message },
+            { field: found.field, message },
           ]),
           undefined,
         );

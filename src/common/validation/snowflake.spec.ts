@@ -1,5 +1,10 @@
 import { AppException } from 'src/common/errors/app.exception';
-import { isSnowflake, ParseSnowflakePipe } from 'src/common/validation/snowflake';
+import fc from 'fast-check';
+import {
+  decimalAtMostSource,
+  isSnowflake,
+  ParseSnowflakePipe,
+} from 'src/common/validation/snowflake';
 
 describe('snowflakes', () => {
   it.each([
@@ -37,5 +42,35 @@ describe('snowflakes', () => {
     })();
     expect(error).toBeInstanceOf(AppException);
     expect(error).toMatchObject({ code: 'BadRequest', details: [{ field: 'guild_id' }] });
+  });
+});
+
+describe('decimalAtMostSource', () => {
+  const oracle = (text: string, max: bigint): boolean =>
+    /^(0|[1-9][0-9]*)$/.test(text) && BigInt(text) <= max;
+
+  it.each([0n, 1n, 9n, 10n, 19n, 100n, 101n, 990n, 1000n, 18446744073709551615n])(
+    'matches exactly the numbers up to %s around its boundaries',
+    (max) => {
+      const pattern = new RegExp(`^${decimalAtMostSource(max)}$`);
+      const around = [0n, 1n, max - 1n, max, max + 1n, max * 10n, max + 10n ** 3n];
+      for (const value of around.filter((v) => v >= 0n)) {
+        expect({ value, matches: pattern.test(value.toString()) }).toEqual({
+          value,
+          matches: value <= max,
+        });
+      }
+    },
+  );
+
+  it('agrees with BigInt comparison on arbitrary digit strings', () => {
+    const max = 18446744073709551615n;
+    const pattern = new RegExp(`^${decimalAtMostSource(max)}$`);
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{1,22}$/), (text) => {
+        expect(pattern.test(text)).toBe(oracle(text, max));
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });

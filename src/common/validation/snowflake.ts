@@ -2,14 +2,35 @@ import { type PipeTransform } from '@nestjs/common';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 
-/** A platform id: a decimal unsigned 64-bit integer without leading zeros. */
-export const SNOWFLAKE_PATTERN = /^(0|[1-9]\d{0,19})$/;
+/**
+ * The decimal integers from 0 to `max` without leading zeros, as a regular expression source (no
+ * anchors): every shorter number, then per digit of `max` the numbers that share its prefix and
+ * have a smaller digit there, then `max` itself. A pattern can then carry the bound wherever only
+ * a pattern can be given (JSON Schema, class-validator).
+ */
+export function decimalAtMostSource(max: bigint): string {
+  const digits = max.toString();
+  const alternatives = ['0'];
+  if (digits.length > 1) alternatives.push(`[1-9][0-9]{0,${digits.length - 2}}`);
+  for (let i = 0; i < digits.length; i++) {
+    const digit = Number(digits[i]);
+    const lowest = i === 0 ? 1 : 0;
+    if (digit <= lowest) continue;
+    const range = digit - 1 === lowest ? `${lowest}` : `[${lowest}-${digit - 1}]`;
+    const rest = digits.length - i - 1;
+    alternatives.push(`${digits.slice(0, i)}${range}${rest > 0 ? `[0-9]{${rest}}` : ''}`);
+  }
+  if (max > 0n) alternatives.push(digits);
+  return `(?:${alternatives.join('|')})`;
+}
+
 const MAX_SNOWFLAKE = (1n << 64n) - 1n;
 
+/** A platform id: a decimal unsigned 64-bit integer without leading zeros, bound included. */
+export const SNOWFLAKE_PATTERN = new RegExp(`^${decimalAtMostSource(MAX_SNOWFLAKE)}$`);
+
 export function isSnowflake(value: unknown): value is string {
-  return (
-    typeof value === 'string' && SNOWFLAKE_PATTERN.test(value) && BigInt(value) <= MAX_SNOWFLAKE
-  );
+  return typeof value === 'string' && SNOWFLAKE_PATTERN.test(value);
 }
 
 /** Validates a snowflake path parameter: anything else is 400 `BadRequest` naming the parameter. */

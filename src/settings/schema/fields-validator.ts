@@ -1,5 +1,4 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import {
   isStored,
@@ -9,6 +8,8 @@ import {
 } from 'src/settings/schema/setting-schema';
 import { isStorableTimestamp } from 'src/settings/schema/timestamp';
 import { validationSchema, type JsonSchema } from 'src/settings/schema/validation-schema';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type FieldsCheck = { ok: true; fields: unknown } | { ok: false; details: ErrorDetail[] };
 
@@ -33,7 +34,8 @@ export class FieldsValidator {
   constructor(private readonly schema: SettingSchema) {
     this.document = validationSchema(schema);
     const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-    addFormats(ajv, ['uuid']);
+    // Stricter than JSON Schema's uuid (which allows a `urn:uuid:` prefix): PostgreSQL's uuid form.
+    ajv.addFormat('uuid', { type: 'string', validate: UUID });
     // Stricter than JSON Schema's date-time: only instants that JavaScript and PostgreSQL store.
     ajv.addFormat('date-time', { type: 'string', validate: isStorableTimestamp });
     ajv.addSchema(this.document);

@@ -1,3 +1,4 @@
+import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import {
   DEFAULT_MAX_STRING_LENGTH,
   isStored,
@@ -16,7 +17,7 @@ export type JsonSchema = Record<string, unknown>;
 /** View answers at most this many rows per request. */
 export const MAX_VIEW_LIMIT = 100;
 
-const SNOWFLAKE = '^(0|[1-9][0-9]{0,19})$';
+const SNOWFLAKE = SNOWFLAKE_PATTERN.source;
 const KIND_KEYWORDS: Readonly<Record<StringKind, JsonSchema>> = {
   normal: {},
   textarea: {},
