@@ -321,6 +321,61 @@ describe.each([
   });
 });
 
+describe('rate limits behind one trusted proxy: IPv6 clients', () => {
+  const t = useTestApp({
+    env: {
+      ...ROOMY,
+      // Roomier than oauth2, which POST /oauth2 also counts in, so that it reports its own bucket.
+      RATE_LIMIT_ANONYMOUS: '6/60',
+      RATE_LIMIT_OAUTH2: '3/60',
+      RATE_LIMIT_INVALID_TOKEN: '3/60',
+      TRUST_PROXY: '127.0.0.1',
+    },
+  });
+  const from = (seen: string): { anonymous: Test; oauth2: Test; badToken: Test } => ({
+    anonymous: t().http().get('/config').set('X-Forwarded-For', seen),
+    oauth2: t()
+      .http()
+      .post('/oauth2')
+      .set('X-Forwarded-For', seen)
+      .send({ code: 'not-a-code', redirect_uri: 'http://localhost/callback' }),
+    badToken: t()
+      .http()
+      .get('/sessions/@me')
+      .set('X-Forwarded-For', seen)
+      .set('Authorization', 'Bearer arl_guess'),
+  });
+
+  // A client normally holds a whole /64: a fresh address per request must not buy a fresh budget.
+  it.each(['anonymous', 'oauth2', 'badToken'] as const)(
+    'counts every address of one /64 in one %s budget, and another /64 apart',
+    async (kind) => {
+      const bucket = kind === 'badToken' ? 'invalid-token' : kind;
+      const prefix = { anonymous: '2001:db8:a', oauth2: '2001:db8:b', badToken: '2001:db8:c' }[
+        kind
+      ];
+      const limit = kind === 'anonymous' ? 6 : 3;
+      const seen = [`${prefix}:1::1`, `${prefix}:1::2`, `${prefix}:1:ffff:ffff:ffff:ffff`];
+      while (seen.length < limit) seen.push(`${prefix}:1:0:0:0:${seen.length}`);
+      for (const [i, address] of seen.entries()) {
+        expectLimitHeaders(await from(address)[kind], bucket, limit, limit - 1 - i);
+      }
+      expectRefused(await from(`${prefix}:1:0:0:0:42`)[kind], bucket);
+      expectRefused(await from(`${prefix.toUpperCase()}:1::abcd%eth0`)[kind], bucket);
+      expectLimitHeaders(await from(`${prefix}:2::1`)[kind], bucket, limit, limit - 1);
+    },
+  );
+
+  it('counts an IPv4-mapped IPv6 address as the IPv4 address it stands for', async () => {
+    expectLimitHeaders(await from('198.51.100.20').badToken, 'invalid-token', 3, 2);
+    expectLimitHeaders(await from('::ffff:198.51.100.20').badToken, 'invalid-token', 3, 1);
+    expectLimitHeaders(await from('::FFFF:c633:6414').badToken, 'invalid-token', 3, 0);
+    expectRefused(await from('0:0:0:0:0:ffff:198.51.100.20').badToken, 'invalid-token');
+    expectRefused(await from('198.51.100.20').badToken, 'invalid-token');
+    expectLimitHeaders(await from('198.51.100.21').badToken, 'invalid-token', 3, 2);
+  });
+});
+
 describe('rate limits turned off', () => {
   const t = useTestApp({ env: { RATE_LIMITS_ENABLED: 'false', RATE_LIMIT_ANONYMOUS: '1/60' } });
 
