@@ -1,10 +1,16 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response, Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { hashSessionToken } from 'src/sessions/session-token';
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
+import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
 /** Generous budgets for the buckets a test does not exercise, so logins never trip them. */
@@ -250,6 +256,77 @@ describe('rate limits: failed authentication from a shared address', () => {
       expect(queries).not.toHaveBeenCalled();
     }
     queries.mockRestore();
+  });
+});
+
+describe('rate limits: failed authentication after a restart, without Redis', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let app: TestApp | undefined;
+  // On PostgreSQL a database of the test's own; otherwise the embedded one in a data directory
+  // that outlives the process using it, as in production.
+  const start = async (): Promise<TestApp> =>
+    createTestApp({
+      database: { ...database, drop: () => Promise.resolve() },
+      env: {
+        ...ROOMY,
+        RATE_LIMIT_INVALID_TOKEN: '3/60',
+        REDIS_URL: undefined,
+        ...(database.engine === 'pglite' ? { DATABASE_URL: undefined, DATA_DIR: dataDir } : {}),
+      },
+    });
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'bms-restart-'));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('lets tokens issued before the restart through while the address is refused', async () => {
+    app = await start();
+    const login = await loginAs(app, DEMO_IDS.alice);
+    // Issued, never used: nothing but the database knows it after the restart.
+    const unusedApi = await createApiToken(app, login.token, { expiry: 30 * 86_400 });
+    await app.close();
+
+    app = await start();
+    const t = app;
+    const me = (token: string): Test =>
+      t.http().get('/sessions/@me').set('Authorization', `Bearer ${token}`);
+    for (let i = 0; i < 3; i++) await me(`${GUESS_API.slice(0, -1)}${i}`).expect(401);
+    expectRefused(await me(GUESS_API), 'invalid-token');
+
+    expect((await me(login.token).expect(200)).body.user_id).toBe(DEMO_IDS.alice);
+    expect((await me(unusedApi.token).expect(200)).body).toMatchObject({
+      id: unusedApi.sessionId,
+      type: 'api',
+    });
+    const queries = jest.spyOn(databaseOf(t), 'createQueryRunner');
+    expectRefused(await me(GUESS_LOGIN), 'invalid-token');
+    expect(queries).not.toHaveBeenCalled();
+    queries.mockRestore();
+  });
+});
+
+describeWithRedis('rate limits: the shared marker of a token seen valid', () => {
+  const t = useTestApp({ env: ROOMY });
+
+  it('lives as long as the token can, not a day', async () => {
+    const marker = async (token: string): Promise<number> => {
+      const id = hashSessionToken(token).toString('hex').slice(0, 32);
+      const client = t().app.get(RedisConnection).client;
+      return (await client?.ttl(`${t().config.redisKeyPrefix}sessions:known:${id}`)) ?? -2;
+    };
+    const login = await loginAs(t());
+    const api = await createApiToken(t(), login.token, { expiry: 30 * 86_400 });
+    const week = t().config.sessions.loginSessionTtlSeconds;
+    expect(await marker(login.token)).toBeGreaterThan(week - 3_600);
+    expect(await marker(login.token)).toBeLessThanOrEqual(week);
+    expect(await marker(api.token)).toBeGreaterThan(29 * 86_400);
+    expect(await marker(api.token)).toBeLessThanOrEqual(30 * 86_400);
   });
 });
 
