@@ -1,10 +1,16 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response, Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { hashSessionToken } from 'src/sessions/session-token';
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
+import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
 /** Generous budgets for the buckets a test does not exercise, so logins never trip them. */
@@ -253,6 +259,77 @@ describe('rate limits: failed authentication from a shared address', () => {
   });
 });
 
+describe('rate limits: failed authentication after a restart, without Redis', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let app: TestApp | undefined;
+  // On PostgreSQL a database of the test's own; otherwise the embedded one in a data directory
+  // that outlives the process using it, as in production.
+  const start = async (): Promise<TestApp> =>
+    createTestApp({
+      database: { ...database, drop: () => Promise.resolve() },
+      env: {
+        ...ROOMY,
+        RATE_LIMIT_INVALID_TOKEN: '3/60',
+        REDIS_URL: undefined,
+        ...(database.engine === 'pglite' ? { DATABASE_URL: undefined, DATA_DIR: dataDir } : {}),
+      },
+    });
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'bms-restart-'));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('lets tokens issued before the restart through while the address is refused', async () => {
+    app = await start();
+    const login = await loginAs(app, DEMO_IDS.alice);
+    // Issued, never used: nothing but the database knows it after the restart.
+    const unusedApi = await createApiToken(app, login.token, { expiry: 30 * 86_400 });
+    await app.close();
+
+    app = await start();
+    const t = app;
+    const me = (token: string): Test =>
+      t.http().get('/sessions/@me').set('Authorization', `Bearer ${token}`);
+    for (let i = 0; i < 3; i++) await me(`${GUESS_API.slice(0, -1)}${i}`).expect(401);
+    expectRefused(await me(GUESS_API), 'invalid-token');
+
+    expect((await me(login.token).expect(200)).body.user_id).toBe(DEMO_IDS.alice);
+    expect((await me(unusedApi.token).expect(200)).body).toMatchObject({
+      id: unusedApi.sessionId,
+      type: 'api',
+    });
+    const queries = jest.spyOn(databaseOf(t), 'createQueryRunner');
+    expectRefused(await me(GUESS_LOGIN), 'invalid-token');
+    expect(queries).not.toHaveBeenCalled();
+    queries.mockRestore();
+  });
+});
+
+describeWithRedis('rate limits: the shared marker of a token seen valid', () => {
+  const t = useTestApp({ env: ROOMY });
+
+  it('lives as long as the token can, not a day', async () => {
+    const marker = async (token: string): Promise<number> => {
+      const id = hashSessionToken(token).toString('hex').slice(0, 32);
+      const client = t().app.get(RedisConnection).client;
+      return (await client?.ttl(`${t().config.redisKeyPrefix}sessions:known:${id}`)) ?? -2;
+    };
+    const login = await loginAs(t());
+    const api = await createApiToken(t(), login.token, { expiry: 30 * 86_400 });
+    const week = t().config.sessions.loginSessionTtlSeconds;
+    expect(await marker(login.token)).toBeGreaterThan(week - 3_600);
+    expect(await marker(login.token)).toBeLessThanOrEqual(week);
+    expect(await marker(api.token)).toBeGreaterThan(29 * 86_400);
+    expect(await marker(api.token)).toBeLessThanOrEqual(30 * 86_400);
+  });
+});
+
 describe('rate limits: client addresses', () => {
   const budget = { ...ROOMY, RATE_LIMIT_ANONYMOUS: '1/60' };
 
@@ -318,6 +395,61 @@ describe.each([
     // The victim, through the same proxy, still has every budget whole.
     expectLimitHeaders(await anonymous(victim).expect(200), 'anonymous', 2, 1);
     expectLimitHeaders(await badToken(victim).expect(401), 'invalid-token', 2, 1);
+  });
+});
+
+describe('rate limits behind one trusted proxy: IPv6 clients', () => {
+  const t = useTestApp({
+    env: {
+      ...ROOMY,
+      // Roomier than oauth2, which POST /oauth2 also counts in, so that it reports its own bucket.
+      RATE_LIMIT_ANONYMOUS: '6/60',
+      RATE_LIMIT_OAUTH2: '3/60',
+      RATE_LIMIT_INVALID_TOKEN: '3/60',
+      TRUST_PROXY: '127.0.0.1',
+    },
+  });
+  const from = (seen: string): { anonymous: Test; oauth2: Test; badToken: Test } => ({
+    anonymous: t().http().get('/config').set('X-Forwarded-For', seen),
+    oauth2: t()
+      .http()
+      .post('/oauth2')
+      .set('X-Forwarded-For', seen)
+      .send({ code: 'not-a-code', redirect_uri: 'http://localhost/callback' }),
+    badToken: t()
+      .http()
+      .get('/sessions/@me')
+      .set('X-Forwarded-For', seen)
+      .set('Authorization', 'Bearer arl_guess'),
+  });
+
+  // A client normally holds a whole /64: a fresh address per request must not buy a fresh budget.
+  it.each(['anonymous', 'oauth2', 'badToken'] as const)(
+    'counts every address of one /64 in one %s budget, and another /64 apart',
+    async (kind) => {
+      const bucket = kind === 'badToken' ? 'invalid-token' : kind;
+      const prefix = { anonymous: '2001:db8:a', oauth2: '2001:db8:b', badToken: '2001:db8:c' }[
+        kind
+      ];
+      const limit = kind === 'anonymous' ? 6 : 3;
+      const seen = [`${prefix}:1::1`, `${prefix}:1::2`, `${prefix}:1:ffff:ffff:ffff:ffff`];
+      while (seen.length < limit) seen.push(`${prefix}:1:0:0:0:${seen.length}`);
+      for (const [i, address] of seen.entries()) {
+        expectLimitHeaders(await from(address)[kind], bucket, limit, limit - 1 - i);
+      }
+      expectRefused(await from(`${prefix}:1:0:0:0:42`)[kind], bucket);
+      expectRefused(await from(`${prefix.toUpperCase()}:1::abcd%eth0`)[kind], bucket);
+      expectLimitHeaders(await from(`${prefix}:2::1`)[kind], bucket, limit, limit - 1);
+    },
+  );
+
+  it('counts an IPv4-mapped IPv6 address as the IPv4 address it stands for', async () => {
+    expectLimitHeaders(await from('198.51.100.20').badToken, 'invalid-token', 3, 2);
+    expectLimitHeaders(await from('::ffff:198.51.100.20').badToken, 'invalid-token', 3, 1);
+    expectLimitHeaders(await from('::FFFF:c633:6414').badToken, 'invalid-token', 3, 0);
+    expectRefused(await from('0:0:0:0:0:ffff:198.51.100.20').badToken, 'invalid-token');
+    expectRefused(await from('198.51.100.20').badToken, 'invalid-token');
+    expectLimitHeaders(await from('198.51.100.21').badToken, 'invalid-token', 3, 2);
   });
 });
 

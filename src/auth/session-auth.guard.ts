@@ -1,4 +1,4 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyReply } from 'fastify';
@@ -26,13 +26,18 @@ interface HeaderCarrier {
  * through the bearer strategy, and checks the session type the route accepts (`@Auth(...)`).
  */
 @Injectable()
-export class SessionAuthGuard extends AuthGuard('bearer') {
+export class SessionAuthGuard extends AuthGuard('bearer') implements OnApplicationBootstrap {
   constructor(
     private readonly reflector: Reflector,
     private readonly limiter: RateLimiter,
     private readonly sessions: SessionsService,
   ) {
     super();
+  }
+
+  /** The HTTP service only (not the CLI): tokens valid before a restart pass a refused address. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.sessions.loadKnownTokens();
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -215,10 +215,14 @@ describe('loadConfig', () => {
       ['10.0.0.0/8', ['10.0.0.0/8']],
       ['10.0.0.1, 192.168.0.0/16', ['10.0.0.1', '192.168.0.0/16']],
       ['::1', ['::1']],
-      ['fd00::/8,2001:db8::1/128', ['fd00::/8', '2001:db8::1/128']],
+      ['fd00:ab::/32,2001:db8::1/128', ['fd00:ab::/32', '2001:db8::1/128']],
       ['172.16.0.0/12,::ffff:10.0.0.1', ['172.16.0.0/12', '::ffff:10.0.0.1']],
       ['10.0.0.1/32', ['10.0.0.1/32']],
       ['loopback,uniquelocal', ['loopback', 'uniquelocal']],
+      ['10.0.0.0/8,2001:db8::/16', ['10.0.0.0/8', '2001:db8::/16']],
+      ['::ffff:10.0.0.0/104', ['::ffff:10.0.0.0/104']],
+      ['::ffff:a00:0/104', ['::ffff:a00:0/104']],
+      ['2001:DB8::/32', ['2001:db8::/32']],
     ])('reads %p as %p', (value, expected) => {
       expect(loadConfig(memory({ TRUST_PROXY: value })).http.trustProxy).toEqual(expected);
     });
@@ -256,6 +260,35 @@ describe('loadConfig', () => {
       ['10.0.0.0/255.0.0.0', malformed],
     ])('refuses %p at boot, saying what to set instead', (value, message) => {
       expect(configError(memory({ TRUST_PROXY: value }))).toMatch(message);
+    });
+
+    // Ranges that hold (nearly) every address would let clients inside them pick their own.
+    const wide =
+      /^Invalid configuration: TRUST_PROXY ranges must be narrow .*IPv4 at least \/8, IPv6 at least \/16, IPv4-mapped IPv6 at least \/104.*only the proxies' own addresses/;
+    const zone = /^Invalid configuration: TRUST_PROXY addresses must not carry a zone id \(%…\)/;
+    it.each([
+      ['0.0.0.0/1,128.0.0.0/1', wide],
+      ['10.0.0.1,0.0.0.0/7', wide],
+      ['0.0.0.0/1', wide],
+      ['::/1,8000::/1', wide],
+      ['2000::/3', wide],
+      ['2001:db8::/15', wide],
+      ['fd00::/8', wide],
+      ['::ffff:0:0/96', wide],
+      ['::ffff:0.0.0.0/96', wide],
+      ['::FFFF:0:0/96', wide],
+      ['::ffff:10.0.0.0/103', wide],
+      ['::ffff:0:0/97', wide],
+      ['::/16', wide],
+      ['::/80', wide],
+      ['0:0:0:0:0:ffff::/90', wide],
+      ['fe80::1%eth0', zone],
+      ['fe80::%1/64', zone],
+      ['10.0.0.1,fe80::1%25eth0', zone],
+    ])('refuses %p at boot: it would trust clients to name themselves', (value, message) => {
+      const error = configError(memory({ TRUST_PROXY: value }));
+      expect(error).toMatch(message);
+      expect(error).not.toContain('\n');
     });
   });
 

@@ -1,10 +1,11 @@
+import { Logger } from '@nestjs/common';
 import type { DataSource, Repository } from 'typeorm';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 import type { AppConfig } from 'src/config/app-config';
 import { KnownTokens } from 'src/sessions/known-tokens';
 import { SessionCache } from 'src/sessions/session-cache';
 import { SessionInvalidation } from 'src/sessions/session-invalidation';
-import { generateSessionToken } from 'src/sessions/session-token';
+import { generateSessionToken, hashSessionToken } from 'src/sessions/session-token';
 import type { SessionEntity } from 'src/sessions/session.entity';
 import { SessionsService } from 'src/sessions/sessions.service';
 
@@ -82,5 +83,53 @@ describe('SessionsService.authenticate and invalidations', () => {
     // But the next request looks again, and the revoked session is gone.
     expect(await service.authenticate(token)).toBeNull();
     expect(query).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('tokens seen valid (for addresses refused for failed authentications)', () => {
+  it('stay known however long ago they were seen', async () => {
+    const { service, query } = setUp();
+    const token = generateSessionToken('api');
+    query.mockResolvedValueOnce([ROW]);
+    await service.authenticate(token);
+    // A day and more later (lru-cache reads the clock through performance.now).
+    const later = performance.now() + 400 * 86_400_000;
+    const clock = jest.spyOn(performance, 'now').mockReturnValue(later);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const { service: fresh } = setUp();
+    expect(await fresh.isRecognised(token)).toBe(false);
+    expect(await service.isRecognised(token)).toBe(true);
+    clock.mockRestore();
+  });
+
+  it('are loaded at boot from the live sessions, most recently used first, up to the bound', async () => {
+    const { service, query } = setUp();
+    const [used, issued] = [generateSessionToken('login'), generateSessionToken('api')];
+    query.mockResolvedValueOnce([
+      { token_hash: hashSessionToken(used) },
+      { token_hash: hashSessionToken(issued) },
+    ]);
+    await service.loadKnownTokens();
+    expect(query).toHaveBeenCalledTimes(1);
+    const [sql, parameters] = query.mock.calls[0];
+    expect(sql).toMatch(
+      /WHERE expires_at > now\(\)\s+ORDER BY COALESCE\(last_used_at, created_at\) DESC\s+LIMIT \$1/,
+    );
+    expect(parameters).toEqual([100_000]);
+    expect(await service.isRecognised(used)).toBe(true);
+    expect(await service.isRecognised(issued)).toBe(true);
+    expect(await service.isRecognised(generateSessionToken('api'))).toBe(false);
+  });
+
+  it('do not fail the boot when they cannot be loaded', async () => {
+    const { service, query } = setUp();
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    query.mockRejectedValueOnce(new Error('connection refused'));
+    await expect(service.loadKnownTokens()).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledWith(
+      { reason: 'connection refused' },
+      'Could not load the tokens of live sessions; a refused address admits only tokens seen valid since boot',
+    );
+    warn.mockRestore();
   });
 });

@@ -6,7 +6,7 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { AppConfig } from 'src/config/app-config';
-import { KnownTokens } from 'src/sessions/known-tokens';
+import { KnownTokens, MAX_KNOWN_TOKENS } from 'src/sessions/known-tokens';
 import { SessionCache } from 'src/sessions/session-cache';
 import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import {
@@ -83,7 +83,7 @@ export class SessionsService {
         lastUsedWrittenAt: row.last_used_at?.getTime() ?? 0,
       };
       this.cache.setIfUnchanged(key, entry, epoch);
-      this.knownTokens.remember(key);
+      this.knownTokens.remember(key, row.expires_at);
     }
     if (entry.session.expiresAt.getTime() <= now) return null;
     this.recordUse(entry, now);
@@ -98,6 +98,28 @@ export class SessionsService {
     if (!isWellFormedToken(token)) return false;
     const key = hashSessionToken(token).toString('hex');
     return this.cache.get(key) !== undefined || (await this.knownTokens.has(key));
+  }
+
+  /**
+   * Makes the live sessions' tokens known in this process (at boot), so that after a restart a
+   * refused address still admits them. One query; a failure is logged and leaves the boot alone.
+   */
+  async loadKnownTokens(): Promise<void> {
+    try {
+      const rows: { token_hash: Buffer }[] = await this.sessions.query(
+        `SELECT token_hash FROM sessions
+          WHERE expires_at > now()
+          ORDER BY COALESCE(last_used_at, created_at) DESC
+          LIMIT $1`,
+        [MAX_KNOWN_TOKENS],
+      );
+      this.knownTokens.load(rows.map((row) => row.token_hash.toString('hex')));
+    } catch (error) {
+      this.logger.warn(
+        { reason: (error as Error).message },
+        'Could not load the tokens of live sessions; a refused address admits only tokens seen valid since boot',
+      );
+    }
   }
 
   /** Creates a session and its token; inside the caller's transaction when one is given. */
@@ -120,7 +142,7 @@ export class SessionsService {
       }),
     );
     // Should the caller's transaction roll back, being known only earns the token a failing lookup.
-    this.knownTokens.remember(tokenHash.toString('hex'));
+    this.knownTokens.remember(tokenHash.toString('hex'), session.expiresAt);
     return { session, token };
   }
 

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
 import { AppConfig } from 'src/config/app-config';
 import { RATE_LIMIT_BUCKETS, type RateLimitBucket } from 'src/config/rate-limit-buckets';
 
@@ -41,10 +42,11 @@ export class RateLimiter {
     return this.config.rateLimits.enabled;
   }
 
-  /** Counts one request of `subject` (a user id or an IP, as the bucket's scope says). */
-  async count(bucket: RateLimitBucket, subject: string): Promise<BucketState> {
+  /** Counts one request of `who` (a user id or the client IP, as the bucket's scope says). */
+  async count(bucket: RateLimitBucket, who: string): Promise<BucketState> {
     const { limit, windowSeconds } = this.config.rateLimits.buckets[bucket];
     const windowMs = windowSeconds * 1000;
+    const subject = subjectOf(bucket, who);
     const record = await this.storage.increment(
       `${this.keyPrefix}${bucket}:${RATE_LIMIT_BUCKETS[bucket].scope}:${subject}`,
       windowMs,
@@ -68,7 +70,8 @@ export class RateLimiter {
    * The state of a subject this instance has already seen refused in `bucket` and whose block has
    * not ended, without counting or asking the storage; undefined otherwise.
    */
-  knownRefusal(bucket: RateLimitBucket, subject: string): BucketState | undefined {
+  knownRefusal(bucket: RateLimitBucket, who: string): BucketState | undefined {
+    const subject = subjectOf(bucket, who);
     const until = this.refusedUntil.get(`${bucket}:${subject}`);
     if (until === undefined) return undefined;
     const resetSeconds = Math.ceil((until - Date.now()) / 1000);
@@ -96,6 +99,11 @@ export class RateLimiter {
       `Too many requests (${state.bucket}); retry in ${state.resetSeconds} seconds`,
     );
   }
+}
+
+/** Every per-IP bucket counts addresses the same way (an IPv6 client by its /64). */
+function subjectOf(bucket: RateLimitBucket, who: string): string {
+  return RATE_LIMIT_BUCKETS[bucket].scope === 'ip' ? rateLimitSubject(who) : who;
 }
 
 /** The state to report among several: a refusal first, otherwise the one with least left. */
