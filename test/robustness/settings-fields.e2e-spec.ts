@@ -8,7 +8,14 @@ import type {
 } from 'src/settings/schema/setting-schema';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, CHANNEL, GUILD, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import {
+  actor,
+  CHANNEL,
+  ok,
+  ROLE,
+  publishedSettings,
+  type Actor,
+} from 'test/settings/settings-support';
 
 type Row = Record<string, unknown>;
 
@@ -156,14 +163,7 @@ describe('robustness: generated settings fields (fast-check)', () => {
 
   beforeAll(async () => {
     owner = await actor(t(), DEMO_IDS.alice);
-    const res = await t()
-      .http()
-      .get(`/guilds/${GUILD}/settings`)
-      .set('Authorization', `Bearer ${owner.token}`)
-      .expect(200);
-    schemas = Object.values(res.body as Record<string, { data: SettingSchema[] }>).flatMap(
-      (group) => group.data,
-    );
+    schemas = await publishedSettings(t(), owner.token);
   });
 
   it('covers every built-in setting that offers Create', () => {

@@ -8,7 +8,15 @@ import type {
 import { databaseOf } from 'test/support/auth';
 import { rawRequest } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import {
+  actor,
+  GUILD,
+  ok,
+  ROLE,
+  SINK_FIELDS,
+  publishedSettings,
+  type Actor,
+} from 'test/settings/settings-support';
 
 type Row = Record<string, unknown>;
 
@@ -158,14 +166,7 @@ describe('robustness: every published column of every setting, in every operatio
 
   beforeAll(async () => {
     owner = await actor(t(), DEMO_IDS.alice);
-    const res = await t()
-      .http()
-      .get(`/guilds/${GUILD}/settings`)
-      .set('Authorization', `Bearer ${owner.token}`)
-      .expect(200);
-    schemas = Object.values(res.body as Record<string, { data: SettingSchema[] }>).flatMap(
-      (group) => group.data,
-    );
+    schemas = await publishedSettings(t(), owner.token);
     for (const [setting, fields] of Object.entries(seedRows(schemas))) {
       seeded[setting] = ok(await owner.exec(setting, 'Create', fields)) as Row;
     }

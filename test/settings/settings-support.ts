@@ -1,6 +1,7 @@
 import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
+import type { SettingSchema } from 'src/settings/schema/setting-schema';
 import type { TestApp } from 'test/support/test-app';
 
 /** Ids of the demo community (src/platform/emulator/demo.seed.ts). */
@@ -45,4 +46,18 @@ export function ok(res: Response): unknown {
     body: { type: 'Ok' },
   });
   return (res.body as { data: unknown }).data;
+}
+
+/** Every setting `GET /guilds/{guild_id}/settings` publishes, all groups together. */
+export async function publishedSettings<T = SettingSchema>(
+  t: TestApp,
+  token: string,
+  guildId = GUILD,
+): Promise<T[]> {
+  const res = await t
+    .http()
+    .get(`/guilds/${guildId}/settings`)
+    .set('Authorization', `Bearer ${token}`)
+    .expect(200);
+  return Object.values(res.body as Record<string, { data: T[] }>).flatMap((group) => group.data);
 }
