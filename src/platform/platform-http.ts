@@ -27,7 +27,11 @@ export interface PlatformHttpOptions {
   invalidRequestLimit?: number;
 }
 
-/** Stops a thousand short of the platform's 10,000: room for answers already under way. */
+/**
+ * Stops a thousand short of the platform's 10,000: room for answers already under way. Counted
+ * per instance: instances behind one egress address share the platform's limit, so lower it when
+ * running several.
+ */
 export const DEFAULT_INVALID_REQUEST_LIMIT = 9_000;
 /** While calls are refused for the budget, the error is logged at most this often. */
 const BUDGET_LOG_INTERVAL_MS = 60_000;

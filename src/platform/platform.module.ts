@@ -12,12 +12,6 @@ const RETRIES = 2;
 const RATE_LIMIT_RETRIES = 3;
 const MAX_RATE_LIMIT_WAIT_MS = 10_000;
 const BACKOFF_MS = 250;
-/**
- * 401/403/429 answers in 10 minutes at which this instance stops calling the platform, which bans
- * the address for an hour at 10,000. Counted per instance: instances behind one egress address
- * share the platform's limit, so lower it when running several.
- */
-const INVALID_REQUEST_LIMIT = 9_000;
 
 /** The chat-platform client, its caches and, in demo mode, the emulator it talks to. */
 @Global()
@@ -48,7 +42,6 @@ export class PlatformModule {
                 rateLimitRetries: RATE_LIMIT_RETRIES,
                 maxRateLimitWaitMs: MAX_RATE_LIMIT_WAIT_MS,
                 backoffMs: BACKOFF_MS,
-                invalidRequestLimit: INVALID_REQUEST_LIMIT,
               }),
               connection.clientId,
             ),
