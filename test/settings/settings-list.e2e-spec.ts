@@ -1,7 +1,7 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { GUILD } from 'test/settings/settings-support';
+import { GUILD, publishedSettings } from 'test/settings/settings-support';
 
 interface Setting {
   id: string;
@@ -92,14 +92,7 @@ describe('GET /guilds/{guild_id}/settings', () => {
 
   it('publishes every field of every Setting, Column and inner type of every built-in', async () => {
     const { token } = await loginAs(t(), DEMO_IDS.demoUser);
-    const res = await t()
-      .http()
-      .get(`/guilds/${GUILD}/settings`)
-      .set('Authorization', `Bearer ${token}`)
-      .expect(200);
-    const settings = Object.values(res.body as Record<string, { data: Setting[] }>).flatMap(
-      (group) => group.data,
-    );
+    const settings = await publishedSettings<Setting>(t(), token);
     const seen = new Set<string>();
     for (const setting of settings) {
       expect({ setting: setting.id, keys: Object.keys(setting).sort() }).toEqual({

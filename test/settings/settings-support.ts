@@ -20,6 +20,18 @@ export const CHANNEL = { general: id(24), modLog: id(32), staffChat: id(33) };
 /** An `auditlog_sinks` entry the bot can serve: the moderation log channel. */
 export const SINK_FIELDS = { channel: CHANNEL.modLog, events: ['lockdown'], enabled: true };
 
+/** The built-in settings, and those of them that offer Create (suites that walk them all check these). */
+export const BUILTIN_SETTINGS = [
+  'auditlog_sinks',
+  'commands',
+  'guildmembers',
+  'guildroles',
+  'lockdown_settings',
+  'protection',
+  'settings_history',
+];
+export const CREATABLE_SETTINGS = BUILTIN_SETTINGS.filter((id) => id !== 'settings_history');
+
 /** A logged-in demo user who runs setting operations. */
 export interface Actor {
   token: string;
