@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { SCENARIOS, type Scenario } from './scenarios';
+import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { prepareSoakMix } from './soak';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 
@@ -22,6 +23,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SOAK_DURATION_S = Number(process.env.BENCH_SOAK_DURATION ?? 300);
 const SOAK_RATE = Number(process.env.BENCH_SOAK_RATE ?? 500);
 const SOAK_CONNECTIONS = 10;
+/** Seconds of load per CPU profile, after the measurements; `BENCH_PROFILE_DURATION=0` skips them. */
+const PROFILE_DURATION_S = Number(process.env.BENCH_PROFILE_DURATION ?? 5);
+/** `BENCH_ENGINES=embedded` or `postgres` measures one engine only. */
+const ENGINES = (process.env.BENCH_ENGINES ?? 'embedded,postgres').split(',');
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Measured {
@@ -32,6 +37,9 @@ interface Measured {
   p99: number;
   baselineRps: number;
   baselineP99: number;
+  /** The minimal NestJS-on-Fastify app (one global guard) answering the same bytes. */
+  nestRps: number;
+  target: Scenario['target'];
   peakRssMb: number;
 }
 
@@ -49,12 +57,14 @@ interface Soaked {
 interface EngineResults {
   scenarios: Measured[];
   soak: Soaked | null;
+  /** A CPU profile summary per scenario, in Markdown. */
+  profiles: string[];
 }
 
 async function main(): Promise<void> {
   const results: EngineResults[] = [];
-  results.push(await benchEngine('embedded (PGlite)', {}));
-  const database = await freshPostgresDatabase();
+  if (ENGINES.includes('embedded')) results.push(await benchEngine('embedded (PGlite)', {}));
+  const database = ENGINES.includes('postgres') ? await freshPostgresDatabase() : null;
   if (database) {
     try {
       results.push(
@@ -66,37 +76,57 @@ async function main(): Promise<void> {
     } finally {
       await database.drop();
     }
-  } else {
+  } else if (ENGINES.includes('postgres')) {
     console.log(`PostgreSQL not reachable at ${ADMIN_URL}: skipped`);
   }
   report(results);
 }
 
+/** `BENCH_SCENARIOS=config,@me` measures only the scenarios whose name contains one of the words. */
+function selectedScenarios(): Scenario[] {
+  const words = (process.env.BENCH_SCENARIOS ?? '').split(',').filter(Boolean);
+  return words.length === 0
+    ? SCENARIOS
+    : SCENARIOS.filter((scenario) => words.some((word) => scenario.name.includes(word)));
+}
+
 async function benchEngine(engine: string, env: Record<string, string>): Promise<EngineResults> {
   const port = 4100 + Math.floor(Math.random() * 500);
-  const service = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')),
-      RATE_LIMITS_ENABLED: 'false',
-      // The soak's shard reports come from the demo user's API token.
-      ROOT_USERS: DEMO_IDS.demoUser,
-      ...env,
+  // The inspector stays off until the profiles are taken, after the measurements (SIGUSR1).
+  const inspectorPort = 5600 + Math.floor(Math.random() * 300);
+  const service = spawn(
+    process.execPath,
+    [`--inspect-port=127.0.0.1:${inspectorPort}`, join(ROOT, 'dist', 'src', 'main.js')],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')),
+        RATE_LIMITS_ENABLED: 'false',
+        // The soak's shard reports come from the demo user's API token.
+        ROOT_USERS: DEMO_IDS.demoUser,
+        ...env,
+      },
+      stdio: 'ignore',
     },
-    stdio: 'ignore',
-  });
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     await waitForHealthy(baseUrl);
     const scenarios: Measured[] = [];
-    for (const scenario of SCENARIOS) {
+    for (const scenario of selectedScenarios()) {
       scenarios.push(await benchScenario(engine, scenario, baseUrl, service));
     }
     const soaked = SOAK_DURATION_S > 0 ? await soak(engine, baseUrl, service) : null;
-    return { scenarios, soak: soaked };
+    const profiles: string[] = [];
+    if (PROFILE_DURATION_S > 0) {
+      for (const scenario of selectedScenarios()) {
+        profiles.push(await profileScenario(engine, scenario, baseUrl, service, inspectorPort));
+      }
+    }
+    return { scenarios, soak: soaked, profiles };
   } finally {
     service.kill('SIGTERM');
     await new Promise((resolve) => service.once('exit', resolve));
@@ -115,17 +145,19 @@ async function benchScenario(
   if (!sample.ok) throw new Error(`${scenario.name}: ${sample.status} ${await sample.text()}`);
   const body = await sample.text();
 
-  const baselinePort = 4700 + Math.floor(Math.random() * 500);
-  const baseline = fork(join(__dirname, 'baseline-server.js'), [String(baselinePort), body], {
-    stdio: 'ignore',
-  });
-  await new Promise((resolve) => baseline.once('message', resolve));
+  const bareServer = await startBaseline('baseline-server.js', [body]);
+  const nestServer = await startBaseline('minimal-nest-app.js', [
+    scenario.method,
+    scenario.path,
+    body,
+  ]);
   try {
-    // Warm both up, then measure the baseline and the service back to back.
-    const baselineUrl = `http://127.0.0.1:${baselinePort}${scenario.path}`;
-    await load(baselineUrl, request, 2);
-    await load(baseUrl + scenario.path, request, 2);
-    const bare = await load(baselineUrl, request, DURATION_S);
+    // Warm all three up, then measure them back to back.
+    const bareUrl = bareServer.url + scenario.path;
+    const nestUrl = nestServer.url + scenario.path;
+    for (const url of [bareUrl, nestUrl, baseUrl + scenario.path]) await load(url, request, 2);
+    const bare = await load(bareUrl, request, DURATION_S);
+    const nest = await load(nestUrl, request, DURATION_S);
     const measured = await load(baseUrl + scenario.path, request, DURATION_S);
     return {
       engine,
@@ -135,11 +167,44 @@ async function benchScenario(
       p99: measured.latency.p99,
       baselineRps: bare.requests.average,
       baselineP99: bare.latency.p99,
+      nestRps: nest.requests.average,
+      target: scenario.target,
       peakRssMb: rssMb(service.pid, 'VmHWM'),
     };
   } finally {
-    baseline.kill();
+    bareServer.process.kill();
+    nestServer.process.kill();
   }
+}
+
+/** Starts a baseline server (a compiled file beside this one) on a free port; resolves once it listens. */
+async function startBaseline(
+  file: string,
+  args: string[],
+): Promise<{ url: string; process: ChildProcess }> {
+  const port = 4700 + Math.floor(Math.random() * 800);
+  const child = fork(join(__dirname, file), [String(port), ...args], { stdio: 'ignore' });
+  await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${file} exited (${code}) before listening`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child };
+}
+
+/** The service's CPU profile under the scenario's load, summarised by self time. */
+async function profileScenario(
+  engine: string,
+  scenario: Scenario,
+  baseUrl: string,
+  service: ChildProcess,
+  inspectorPort: number,
+): Promise<string> {
+  const headers = await scenario.prepare(baseUrl);
+  const request = { method: scenario.method, headers, body: scenario.body };
+  const profile = await profileWhile(service.pid!, inspectorPort, async () => {
+    await load(baseUrl + scenario.path, request, PROFILE_DURATION_S);
+  });
+  return profileMarkdown(`${engine}: ${scenario.name}`, summariseProfile(profile, ROOT, 15));
 }
 
 /** Mixed traffic at a fixed rate for SOAK_DURATION_S, with the service's memory before and after. */
@@ -223,13 +288,20 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<v
   };
 }
 
+/** The target and whether this run met it. */
+function targetOf(row: Measured): string {
+  const baseline = row.target.baseline === 'bare' ? row.baselineRps : row.nestRps;
+  const met = row.rps / baseline >= row.target.ratio;
+  return `≥ ${row.target.ratio.toFixed(2)} × ${row.target.baseline} ${met ? '✓' : '✗'}`;
+}
+
 function report(results: EngineResults[]): void {
   const rows = results.flatMap((result) => result.scenarios);
   const header =
-    '| engine | scenario | req/s | p50 ms | p99 ms | bare node:http req/s | bare p99 ms | ratio | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|';
+    '| engine | scenario | req/s | p50 ms | p99 ms | bare node:http req/s | minimal Nest req/s | ÷ minimal Nest | ÷ bare | target | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|';
   const lines = rows.map(
     (r) =>
-      `| ${r.engine} | ${r.scenario} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.baselineRps)} | ${r.baselineP99} | ${(r.rps / r.baselineRps).toFixed(2)} | ${r.peakRssMb} |`,
+      `| ${r.engine} | ${r.scenario} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.baselineRps)} | ${Math.round(r.nestRps)} | ${(r.rps / r.nestRps).toFixed(2)} | ${(r.rps / r.baselineRps).toFixed(2)} | ${targetOf(r)} | ${r.peakRssMb} |`,
   );
   const table = [header, ...lines].join('\n');
   const soaks = results.flatMap((result) => (result.soak ? [result.soak] : []));
@@ -245,8 +317,12 @@ function report(results: EngineResults[]): void {
         ),
       ].join('\n')
     : 'Soak skipped (BENCH_SOAK_DURATION=0).';
+  const profiles = results.flatMap((result) => result.profiles);
+  const profileText = profiles.length
+    ? `## CPU profiles\n\nThe service under each scenario's load for ${PROFILE_DURATION_S} s (50 connections), sampled every 200 µs through the inspector after the measurements; the top frames by self time.\n\n${profiles.join('\n\n')}\n`
+    : '';
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${table}\n\n${soakTable}\n`;
+  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${table}\n\n${soakTable}\n${profileText ? `\n${profileText}` : ''}`;
   console.log(`\n${table}\n\n${soakTable}\n`);
   writeFileSync(join(ROOT, 'bench', 'results.md'), text);
 }

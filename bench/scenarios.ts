@@ -8,6 +8,8 @@ export interface Scenario {
   body?: string;
   /** Runs once against the service before measuring; returns the request headers to use. */
   prepare(baseUrl: string): Promise<Record<string, string>>;
+  /** The throughput to reach, as a share of one baseline's in the same run. */
+  target: { baseline: 'minimal Nest' | 'bare'; ratio: number };
 }
 
 export async function demoLoginToken(baseUrl: string, userId?: string): Promise<string> {
@@ -62,6 +64,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'GET /sessions/@me (valid token)',
     method: 'GET',
     path: '/sessions/@me',
+    target: { baseline: 'minimal Nest', ratio: 0.65 },
     prepare: async (baseUrl) => ({ Authorization: `Bearer ${await demoLoginToken(baseUrl)}` }),
   },
   {
@@ -69,12 +72,14 @@ export const SCENARIOS: Scenario[] = [
     method: 'POST',
     path: BENCH_SETTINGS,
     body: JSON.stringify({ setting: 'guildroles', operation: 'View', fields: {} }),
+    target: { baseline: 'bare', ratio: 0.3 },
     prepare: prepareGuildRoles,
   },
   {
     name: 'GET /config',
     method: 'GET',
     path: '/config',
+    target: { baseline: 'minimal Nest', ratio: 0.85 },
     prepare: () => Promise.resolve({}),
   },
 ];

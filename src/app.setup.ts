@@ -11,7 +11,7 @@ import {
 import type { DestinationStream, Logger } from 'pino';
 import fastifyCors from '@fastify/cors';
 import { AppModule } from 'src/app.module';
-import { preparePassportRequests } from 'src/auth/passport-request';
+import { prepareSessionRequests } from 'src/auth/session-request';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
 import { registerJsonBodyParser } from 'src/common/validation/json-body';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
@@ -96,6 +96,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   await app.register(fastifyCors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    // One string: the plugin would join a list again on every response.
     exposedHeaders: [
       REQUEST_ID_HEADER,
       'ETag',
@@ -104,9 +105,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
       'X-RateLimit-Bucket',
-    ],
+    ].join(', '),
   });
-  preparePassportRequests(fastify);
+  prepareSessionRequests(fastify);
   // JSON only: any other content type is refused (415, rendered as BadRequest).
   fastify.removeContentTypeParser('text/plain');
   // Nesting is capped before parsing: 30,000 levels would overflow the validators' stack.

@@ -11,6 +11,8 @@ async function bootstrap(): Promise<void> {
     process.once(signal, () => void shutdown(app));
   }
   await app.listen(config.http.port, config.http.host);
+  const logger = app.getHttpAdapter().getInstance().log as Logger;
+  logger.info({ runtime: `Node.js ${process.version}` }, 'Service started');
 }
 
 /** Stops accepting connections, lets in-flight requests finish, closes everything, then exits. */

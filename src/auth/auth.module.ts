@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BearerStrategy } from 'src/auth/bearer.strategy';
 import { GrantService } from 'src/auth/grant.service';
@@ -14,7 +13,7 @@ import { SessionsModule } from 'src/sessions/sessions.module';
 
 /** OAuth2 login, the bearer strategy and global guard, users, bans and platform grants. */
 @Module({
-  imports: [PassportModule, TypeOrmModule.forFeature([UserEntity]), SessionsModule],
+  imports: [TypeOrmModule.forFeature([UserEntity]), SessionsModule],
   controllers: [OAuth2Controller],
   providers: [
     BearerStrategy,

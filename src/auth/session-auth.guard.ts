@@ -1,7 +1,12 @@
-import { type ExecutionContext, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  Injectable,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
 import type { FastifyReply } from 'fastify';
+import { BearerStrategy } from 'src/auth/bearer.strategy';
 import {
   SESSION_TYPES,
   type AuthenticatedSession,
@@ -20,31 +25,53 @@ interface HeaderCarrier {
   headers: Record<string, string | string[] | undefined>;
 }
 
+type SessionRequest = HeaderCarrier & { ip: string; user: AuthenticatedSession | null };
+
+/** What a route asks of authentication, read once per handler from its decorators. */
+interface RouteAuth {
+  isPublic: boolean;
+  accepted: readonly SessionType[];
+}
+
+/** The calls a passport strategy makes to report its outcome (passport's action functions). */
+interface StrategyActions {
+  success(session: AuthenticatedSession): void;
+  fail(): void;
+  error(error: unknown): void;
+  authenticate(request: unknown): void;
+}
+
 /**
  * The global authentication guard (`APP_GUARD`): every route needs a session unless `@Public()`.
  * Accepts `Authorization: Bearer <token>` (UserAuth) and the bare token (PublicAuth), resolves it
  * through the bearer strategy, and checks the session type the route accepts (`@Auth(...)`).
+ *
+ * The strategy runs as passport runs it (its `authenticate` on a per-request copy whose `success`,
+ * `fail` and `error` report the outcome) but without passport's per-request middleware, request
+ * decoration and login step: on every request they cost more than the lookup itself.
  */
 @Injectable()
-export class SessionAuthGuard extends AuthGuard('bearer') implements OnApplicationBootstrap {
+export class SessionAuthGuard implements CanActivate, OnApplicationBootstrap {
+  /** By controller class, then handler: a handler inherited by two controllers may differ. */
+  private readonly routes = new Map<object, Map<object, RouteAuth>>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly limiter: RateLimiter,
     private readonly sessions: SessionsService,
-  ) {
-    super();
-  }
+    private readonly strategy: BearerStrategy,
+  ) {}
 
   /** The HTTP service only (not the CLI): tokens valid before a restart pass a refused address. */
   async onApplicationBootstrap(): Promise<void> {
     await this.sessions.loadKnownTokens();
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) return true;
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const route = this.routeAuth(context);
+    if (route.isPublic) return true;
     const http = context.switchToHttp();
-    const request = http.getRequest<HeaderCarrier & { ip: string }>();
+    const request = http.getRequest<SessionRequest>();
     const reply = http.getResponse<FastifyReply>();
     // An address that keeps failing to authenticate is refused before any database work, except
     // for tokens known to be valid: several users behind one address must not pay for a guesser.
@@ -53,17 +80,16 @@ export class SessionAuthGuard extends AuthGuard('bearer') implements OnApplicati
       this.limiter.writeHeaders(reply, refused);
       throw this.limiter.refusal(refused);
     }
+    let session: AuthenticatedSession;
     try {
       normaliseAuthorization(request);
-      await super.canActivate(context);
+      session = await this.authenticate(request);
     } catch (error) {
       if (isAuthenticationFailure(error)) await this.countFailure(request.ip, reply);
       throw error;
     }
-    const session = context.switchToHttp().getRequest<{ user: AuthenticatedSession }>().user;
-    const accepted =
-      this.reflector.getAllAndOverride<SessionType[]>(SESSION_TYPES_KEY, targets) ?? SESSION_TYPES;
-    if (!accepted.includes(session.type)) {
+    request.user = session;
+    if (!route.accepted.includes(session.type)) {
       throw new AppException(
         ErrorCode.Restricted,
         session.type === 'api'
@@ -72,6 +98,39 @@ export class SessionAuthGuard extends AuthGuard('bearer') implements OnApplicati
       );
     }
     return true;
+  }
+
+  /** Runs the bearer strategy on the request: the live session, or the error it failed with. */
+  private authenticate(request: SessionRequest): Promise<AuthenticatedSession> {
+    return new Promise((resolve, reject) => {
+      const attempt = Object.create(this.strategy) as StrategyActions;
+      attempt.success = resolve;
+      // A header the strategy cannot parse (or a second token in the body or query).
+      attempt.fail = () =>
+        reject(new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed'));
+      attempt.error = reject;
+      attempt.authenticate(request);
+    });
+  }
+
+  /** The route's decorators never change at run time: read them once per handler. */
+  private routeAuth(context: ExecutionContext): RouteAuth {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let handlers = this.routes.get(controller);
+    if (!handlers) this.routes.set(controller, (handlers = new Map<object, RouteAuth>()));
+    let route = handlers.get(handler);
+    if (!route) {
+      const targets = [handler, controller];
+      route = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets) ?? false,
+        accepted:
+          this.reflector.getAllAndOverride<SessionType[]>(SESSION_TYPES_KEY, targets) ??
+          SESSION_TYPES,
+      };
+      handlers.set(handler, route);
+    }
+    return route;
   }
 
   private async isRecognised(request: HeaderCarrier): Promise<boolean> {
@@ -85,15 +144,6 @@ export class SessionAuthGuard extends AuthGuard('bearer') implements OnApplicati
     const state = await this.limiter.count('invalid-token', ip);
     this.limiter.writeHeaders(reply, state);
     if (state.blocked) throw this.limiter.refusal(state);
-  }
-
-  /** Passport reports a missing or unusable credential without an error: map it to our codes. */
-  override handleRequest<T>(error: Error | null, session: T | false): T {
-    if (error) throw error;
-    if (!session) {
-      throw new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed');
-    }
-    return session;
   }
 }
 

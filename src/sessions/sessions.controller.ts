@@ -24,6 +24,26 @@ const sessionIdPipe = new ParseUUIDPipe({
   exceptionFactory: () => new AppException(ErrorCode.BadRequest, 'session_id must be a UUID'),
 });
 
+/** A cached session object never changes, so neither does its answer: built once per object. */
+const currentSessionAnswers = new WeakMap<AuthenticatedSession, CurrentSessionDto>();
+
+function currentSessionDto(session: AuthenticatedSession): CurrentSessionDto {
+  let answer = currentSessionAnswers.get(session);
+  if (!answer) {
+    answer = {
+      id: session.id,
+      user_id: session.userId,
+      type: session.type,
+      name: session.name,
+      state: session.userState,
+      created_at: session.createdAt.toISOString(),
+      expiry: session.expiresAt.toISOString(),
+    };
+    currentSessionAnswers.set(session, answer);
+  }
+  return answer;
+}
+
 @ApiTags('sessions')
 @Auth()
 @Controller('sessions')
@@ -33,15 +53,7 @@ export class SessionsController {
   @Get('@me')
   @ApiOperation({ summary: 'The session making the request' })
   current(@CurrentSession() session: AuthenticatedSession): CurrentSessionDto {
-    return {
-      id: session.id,
-      user_id: session.userId,
-      type: session.type,
-      name: session.name,
-      state: session.userState,
-      created_at: session.createdAt.toISOString(),
-      expiry: session.expiresAt.toISOString(),
-    };
+    return currentSessionDto(session);
   }
 
   @Get()

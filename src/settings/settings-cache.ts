@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { SharedCache } from 'src/common/cache/shared-cache';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
@@ -8,9 +9,17 @@ const TTL_MS = 60_000;
 /** One View answer can be about 1 MB: memory is bounded by bytes, not only by entries. */
 const MAX_BYTES = 64 * 1024 * 1024;
 
+/** Encoded answers are a second, process-local copy: bounded on their own. */
+const MAX_ENCODED_BYTES = 32 * 1024 * 1024;
+
 /** The cache of one guild at one settings version: one version read serves a whole request. */
 export interface GuildSettingsCache {
   get<T>(key: string, loader: () => Promise<T>): Promise<T>;
+  /**
+   * Text cached as above and also kept in this process as its UTF-8 bytes, for answers sent as
+   * they are: a large View is then written to the socket without being encoded again per read.
+   */
+  getEncoded(key: string, loader: () => Promise<string>): Promise<Buffer>;
 }
 
 /**
@@ -23,6 +32,12 @@ export interface GuildSettingsCache {
 export class SettingsCache {
   private readonly logger = new Logger(SettingsCache.name);
   private readonly cache: SharedCache;
+  private readonly encoded = new LRUCache<string, Buffer>({
+    max: 20_000,
+    ttl: TTL_MS,
+    maxSize: MAX_ENCODED_BYTES,
+    sizeCalculation: (bytes, key) => bytes.length + key.length,
+  });
   private readonly localVersions = new Map<string, number>();
   private readonly versionPrefix: string;
 
@@ -43,9 +58,19 @@ export class SettingsCache {
   /** The guild's cache at its current version; without a readable version, a pass-through. */
   async forGuild(guildId: string): Promise<GuildSettingsCache> {
     const version = await this.version(guildId);
+    const get = <T>(key: string, loader: () => Promise<T>): Promise<T> =>
+      version === null ? loader() : this.cache.getOrLoad(`${guildId}:${version}:${key}`, loader);
     return {
-      get: (key, loader) =>
-        version === null ? loader() : this.cache.getOrLoad(`${guildId}:${version}:${key}`, loader),
+      get,
+      getEncoded: async (key, loader) => {
+        if (version === null) return Buffer.from(await loader());
+        const versioned = `${guildId}:${version}:${key}`;
+        const hit = this.encoded.get(versioned);
+        if (hit) return hit;
+        const bytes = Buffer.from(await get(key, loader));
+        this.encoded.set(versioned, bytes);
+        return bytes;
+      },
     };
   }
 

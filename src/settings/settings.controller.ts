@@ -43,7 +43,7 @@ export class SettingsController {
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @Body() body: ExecuteSettingDto,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<SettingResultDto | string> {
+  ): Promise<SettingResultDto | Buffer> {
     const result = await this.settings.execute(guildId, session.userId, body);
     if (!(result instanceof SerializedResult)) return result;
     void reply.type('application/json; charset=utf-8');

@@ -40,11 +40,11 @@ export interface SettingResult {
 }
 
 /**
- * A View answer already serialised (`{"type":"Ok","data":[…]}`): cached as text, so repeated reads
- * of a large setting do not serialise it again.
+ * A View answer already serialised (`{"type":"Ok","data":[…]}`) and encoded: cached, so repeated
+ * reads of a large setting are neither serialised nor encoded again.
  */
 export class SerializedResult {
-  constructor(readonly json: string) {}
+  constructor(readonly json: Buffer) {}
 }
 
 interface Caller {
@@ -164,14 +164,14 @@ export class SettingsService {
     }
   }
 
-  /** The View answer as JSON text. */
+  /** The View answer as JSON, encoded. */
   private view(
     setting: RegisteredSetting,
     guildId: string,
     fields: unknown,
     cache: GuildSettingsCache,
-  ): Promise<string> {
-    return cache.get(`view:${setting.schema.id}:${stableJson(fields)}`, async () =>
+  ): Promise<Buffer> {
+    return cache.getEncoded(`view:${setting.schema.id}:${stableJson(fields)}`, async () =>
       JSON.stringify({ type: 'Ok', data: await this.viewFromDatabase(setting, guildId, fields) }),
     );
   }
