@@ -27,6 +27,12 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: 'ExportDefaultDeclaration', message: 'Use named exports only.' },
+        {
+          selector:
+            "NewExpression[callee.name='LRUCache'] > ObjectExpression > Property[key.name='max']",
+          message:
+            'lru-cache reserves storage for `max` entries at construction: bound the cache with entryBound() (src/common/cache/lru-bounds).',
+        },
       ],
     },
   },

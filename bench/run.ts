@@ -54,7 +54,16 @@ interface Soaked {
   peakRssMb: number;
 }
 
+/** One start of the service: time to a healthy /healthz and resident memory once up. */
+interface Boot {
+  engine: string;
+  start: 'first' | 'restart';
+  ms: number;
+  rssMb: number;
+}
+
 interface EngineResults {
+  boots: Boot[];
   scenarios: Measured[];
   soak: Soaked | null;
   /** A CPU profile summary per scenario, in Markdown. */
@@ -90,20 +99,50 @@ function selectedScenarios(): Scenario[] {
     : SCENARIOS.filter((scenario) => words.some((word) => scenario.name.includes(word)));
 }
 
-async function benchEngine(engine: string, env: Record<string, string>): Promise<EngineResults> {
+/** The Node.js options `npm run start:prod` runs the service with: `node <options> dist/src/main.js`. */
+const SERVICE_NODE_OPTIONS = startOptions();
+
+function startOptions(): string[] {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = manifest.scripts['start:prod'].split(/\s+/);
+  return words.slice(1, words.indexOf('dist/src/main.js'));
+}
+
+interface RunningService {
+  process: ChildProcess;
+  baseUrl: string;
+  inspectorPort: number;
+  boot: Boot;
+}
+
+/**
+ * Starts the built service as `npm start` does and waits for a healthy /healthz, timing it from the
+ * spawn; the resident memory is read a second after it answers.
+ */
+async function startService(
+  engine: string,
+  start: Boot['start'],
+  env: Record<string, string>,
+): Promise<RunningService> {
   const port = 4100 + Math.floor(Math.random() * 500);
   // The inspector stays off until the profiles are taken, after the measurements (SIGUSR1).
   const inspectorPort = 5600 + Math.floor(Math.random() * 300);
-  const service = spawn(
+  const started = performance.now();
+  const child = spawn(
     process.execPath,
-    [`--inspect-port=127.0.0.1:${inspectorPort}`, join(ROOT, 'dist', 'src', 'main.js')],
+    [
+      ...SERVICE_NODE_OPTIONS,
+      `--inspect-port=127.0.0.1:${inspectorPort}`,
+      join(ROOT, 'dist', 'src', 'main.js'),
+    ],
     {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,
         PORT: String(port),
         HOST: '127.0.0.1',
-        DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')),
         RATE_LIMITS_ENABLED: 'false',
         // The soak's shard reports come from the demo user's API token.
         ROOT_USERS: DEMO_IDS.demoUser,
@@ -115,6 +154,33 @@ async function benchEngine(engine: string, env: Record<string, string>): Promise
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     await waitForHealthy(baseUrl);
+  } catch (error) {
+    await stopService(child);
+    throw error;
+  }
+  const ms = Math.round(performance.now() - started);
+  await sleep(1000);
+  const boot = { engine, start, ms, rssMb: rssMb(child.pid, 'VmRSS') };
+  console.log(`${engine}: ${start} start healthy after ${ms} ms, ${boot.rssMb} MiB resident`);
+  return { process: child, baseUrl, inspectorPort, boot };
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function benchEngine(engine: string, env: Record<string, string>): Promise<EngineResults> {
+  const engineEnv = { DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')), ...env };
+  // A first start on a new data directory (or database), stopped, then the measured service
+  // restarted on it.
+  const first = await startService(engine, 'first', engineEnv);
+  await stopService(first.process);
+  const running = await startService(engine, 'restart', engineEnv);
+  const { process: service, baseUrl, inspectorPort } = running;
+  try {
     const scenarios: Measured[] = [];
     for (const scenario of selectedScenarios()) {
       scenarios.push(await benchScenario(engine, scenario, baseUrl, service));
@@ -126,10 +192,9 @@ async function benchEngine(engine: string, env: Record<string, string>): Promise
         profiles.push(await profileScenario(engine, scenario, baseUrl, service, inspectorPort));
       }
     }
-    return { scenarios, soak: soaked, profiles };
+    return { boots: [first.boot, running.boot], scenarios, soak: soaked, profiles };
   } finally {
-    service.kill('SIGTERM');
-    await new Promise((resolve) => service.once('exit', resolve));
+    await stopService(service);
   }
 }
 
@@ -288,6 +353,21 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<v
   };
 }
 
+/** Resident memory targets: after boot and after the soak. */
+function rssTarget(engine: string): number {
+  return engine === 'PostgreSQL' ? 130 : 300;
+}
+
+/** Boot time targets of the embedded default (none on PostgreSQL, whose server is already up). */
+function bootTimeTarget(boot: Boot): number | null {
+  if (boot.engine === 'PostgreSQL') return null;
+  return boot.start === 'first' ? 3000 : 2000;
+}
+
+function met(ok: boolean, target: string): string {
+  return `${target} ${ok ? '✓' : '✗'}`;
+}
+
 /** The target and whether this run met it. */
 function targetOf(row: Measured): string {
   const baseline = row.target.baseline === 'bare' ? row.baselineRps : row.nestRps;
@@ -304,16 +384,27 @@ function report(results: EngineResults[]): void {
       `| ${r.engine} | ${r.scenario} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.baselineRps)} | ${Math.round(r.nestRps)} | ${(r.rps / r.nestRps).toFixed(2)} | ${(r.rps / r.baselineRps).toFixed(2)} | ${targetOf(r)} | ${r.peakRssMb} |`,
   );
   const table = [header, ...lines].join('\n');
+  const boots = results.flatMap((result) => result.boots);
+  const bootTable = [
+    'Start: the built service spawned as `npm start` runs it, timed to its first healthy `/healthz`; resident memory (VmRSS) a second later. "first" is a new data directory (embedded) or an empty database (PostgreSQL), "restart" the same one again.',
+    '',
+    '| engine | start | to healthy ms | target | RSS after boot MiB | target |',
+    '|---|---|---|---|---|---|',
+    ...boots.map((b) => {
+      const time = bootTimeTarget(b);
+      return `| ${b.engine} | ${b.start} | ${b.ms} | ${time ? met(b.ms <= time, `≤ ${time}`) : '–'} | ${b.rssMb} | ${met(b.rssMb <= rssTarget(b.engine), `≤ ${rssTarget(b.engine)}`)} |`;
+    }),
+  ].join('\n');
   const soaks = results.flatMap((result) => (result.soak ? [result.soak] : []));
   const soakTable = soaks.length
     ? [
         `Soak: ${SOAK_DURATION_S} s of mixed traffic at ${SOAK_RATE} req/s over ${SOAK_CONNECTIONS} connections (sessions/@me, settings View, the user's guilds, bot-stats, a shard report written, config), after a 5 s warm-up.`,
         '',
-        '| engine | requests | req/s | p50 ms | p99 ms | RSS at start MiB | RSS at end MiB | peak RSS MiB |',
-        '|---|---|---|---|---|---|---|---|',
+        '| engine | requests | req/s | p50 ms | p99 ms | RSS at start MiB | RSS at end MiB | target | peak RSS MiB |',
+        '|---|---|---|---|---|---|---|---|---|',
         ...soaks.map(
           (s) =>
-            `| ${s.engine} | ${s.requests} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.rssStartMb} | ${s.rssEndMb} | ${s.peakRssMb} |`,
+            `| ${s.engine} | ${s.requests} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.rssStartMb} | ${s.rssEndMb} | ${met(s.rssEndMb <= rssTarget(s.engine), `≤ ${rssTarget(s.engine)}`)} | ${s.peakRssMb} |`,
         ),
       ].join('\n')
     : 'Soak skipped (BENCH_SOAK_DURATION=0).';
@@ -322,8 +413,8 @@ function report(results: EngineResults[]): void {
     ? `## CPU profiles\n\nThe service under each scenario's load for ${PROFILE_DURATION_S} s (50 connections), sampled every 200 µs through the inspector after the measurements; the top frames by self time.\n\n${profiles.join('\n\n')}\n`
     : '';
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${table}\n\n${soakTable}\n${profileText ? `\n${profileText}` : ''}`;
-  console.log(`\n${table}\n\n${soakTable}\n`);
+  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${bootTable}\n\n${table}\n\n${soakTable}\n${profileText ? `\n${profileText}` : ''}`;
+  console.log(`\n${bootTable}\n\n${table}\n\n${soakTable}\n`);
   writeFileSync(join(ROOT, 'bench', 'results.md'), text);
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 
@@ -14,7 +15,10 @@ const REMEMBER_MS = 10 * 60_000;
 @Injectable()
 export class OAuth2CodeGuard {
   private readonly logger = new Logger(OAuth2CodeGuard.name);
-  private readonly local = new LRUCache<string, true>({ max: 100_000, ttl: REMEMBER_MS });
+  private readonly local = new LRUCache<string, true>({
+    ...entryBound(100_000),
+    ttl: REMEMBER_MS,
+  });
   private readonly prefix: string;
 
   constructor(

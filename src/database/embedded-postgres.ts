@@ -1,10 +1,19 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { seedDataDirectory } from 'src/database/embedded-template';
 
 /** PGlite is one database session: the pool in front of it holds exactly one client. */
 export const EMBEDDED_POOL_SIZE = 1;
+
+/**
+ * PostgreSQL settings for a single-session embedded database. initdb sizes the buffer pool for a
+ * server (128 MB of shared buffers, all of it resident in the WebAssembly heap once touched); one
+ * session over a local file system needs far less, and the operating system caches the files.
+ */
+const EMBEDDED_SETTINGS = ['shared_buffers=16MB', 'max_connections=5'];
 
 /**
  * PGlite (PostgreSQL in WebAssembly, in-process) served over the PostgreSQL wire protocol on a
@@ -22,28 +31,45 @@ export class EmbeddedPostgres {
     /** Connection URL for `pg`; the server listens on 127.0.0.1 only. */
     readonly url: string,
     private readonly lockFile: string | null,
+    /** A throwaway directory (`memory://`), removed when the database stops. */
+    private readonly scratchDirectory: string | null,
   ) {}
 
   /**
-   * Starts PGlite stored in `directory` (created if needed), or in memory when `directory` is null.
-   * A stored database is opened by one process at a time (the service or the admin CLI): a second
-   * one is refused rather than allowed to corrupt it.
+   * Starts PGlite stored in `directory` (seeded from the prepared template when new), or in a
+   * throwaway directory removed at stop when `directory` is null. A stored database is opened by
+   * one process at a time (the service or the admin CLI): a second one is refused rather than
+   * allowed to corrupt it.
    */
   static async start(directory: string | null): Promise<EmbeddedPostgres> {
     let lockFile: string | null = null;
+    let scratchDirectory: string | null = null;
     if (directory !== null) {
-      mkdirSync(directory, { recursive: true });
+      mkdirSync(dirname(directory), { recursive: true });
       lockFile = join(directory, '..', 'pglite.pid');
       takeLock(lockFile, directory);
+    } else {
+      scratchDirectory = mkdtempSync(join(tmpdir(), 'bms-pglite-'));
     }
+    const dataDirectory = directory ?? join(scratchDirectory as string, 'pglite');
     try {
-      const db = directory === null ? await PGlite.create() : await PGlite.create(directory);
+      await seedDataDirectory(dataDirectory);
+      // Loaded on first use: a service on PostgreSQL never holds PGlite's code.
+      const { PGlite } = await import('@electric-sql/pglite');
+      const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+      const db = await PGlite.create(dataDirectory, {
+        startParams: [
+          ...PGlite.defaultStartParams,
+          ...EMBEDDED_SETTINGS.flatMap((setting) => ['-c', setting]),
+        ],
+      });
       const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
       await server.start();
       const url = `postgres://postgres@${server.getServerConn()}/postgres`;
-      return new EmbeddedPostgres(db, server, url, lockFile);
+      return new EmbeddedPostgres(db, server, url, lockFile, scratchDirectory);
     } catch (error) {
       if (lockFile) rmSync(lockFile, { force: true });
+      if (scratchDirectory) rmSync(scratchDirectory, { recursive: true, force: true });
       throw error;
     }
   }
@@ -53,6 +79,7 @@ export class EmbeddedPostgres {
     await this.server.stop();
     if (!this.db.closed) await this.db.close();
     if (this.lockFile) rmSync(this.lockFile, { force: true });
+    if (this.scratchDirectory) rmSync(this.scratchDirectory, { recursive: true, force: true });
   }
 }
 

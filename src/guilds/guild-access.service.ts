@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
 import type {
   APIGuild,
   APIGuildMember,
@@ -134,7 +135,7 @@ export class GuildAccessService {
    * cached objects and it is under a second old (timeouts are judged against its `now`).
    */
   private readonly contexts = new LRUCache<string, { sources: unknown[]; context: GuildContext }>({
-    max: 1_000,
+    ...entryBound(1_000),
   });
 
   constructor(

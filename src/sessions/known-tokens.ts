@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 
@@ -23,7 +24,7 @@ const ID_LENGTH = 32;
  */
 @Injectable()
 export class KnownTokens {
-  private readonly local = new LRUCache<string, true>({ max: MAX_KNOWN_TOKENS });
+  private readonly local = new LRUCache<string, true>({ ...entryBound(MAX_KNOWN_TOKENS) });
   private readonly keyPrefix: string;
 
   constructor(

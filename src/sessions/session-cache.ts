@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 
 /** How long a resolved session is trusted without looking at the database again. */
@@ -20,7 +21,10 @@ export interface CachedSession {
  */
 @Injectable()
 export class SessionCache {
-  private readonly entries = new LRUCache<string, CachedSession>({ max: MAX_ENTRIES, ttl: TTL_MS });
+  private readonly entries = new LRUCache<string, CachedSession>({
+    ...entryBound(MAX_ENTRIES),
+    ttl: TTL_MS,
+  });
   private evictions = 0;
 
   /**

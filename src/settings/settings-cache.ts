@@ -33,7 +33,6 @@ export class SettingsCache {
   private readonly logger = new Logger(SettingsCache.name);
   private readonly cache: SharedCache;
   private readonly encoded = new LRUCache<string, Buffer>({
-    max: 20_000,
     ttl: TTL_MS,
     maxSize: MAX_ENCODED_BYTES,
     sizeCalculation: (bytes, key) => bytes.length + key.length,
@@ -49,7 +48,6 @@ export class SettingsCache {
     this.cache = new SharedCache(redis, config.redisKeyPrefix, {
       namespace: 'settings',
       defaultTtlMs: TTL_MS,
-      maxEntries: 20_000,
       maxBytes: MAX_BYTES,
       // Entries are versioned, so every instance may keep copies.
     });

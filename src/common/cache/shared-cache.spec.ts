@@ -175,7 +175,6 @@ describe('SharedCache size bound', () => {
     new SharedCache(NO_REDIS, 'test:', {
       namespace: 'spec',
       defaultTtlMs: 60_000,
-      maxEntries: 1_000,
       maxBytes: 1_000,
     });
 

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 
 export interface CacheOptions<T = unknown> {
@@ -12,17 +13,17 @@ export interface CacheOptions<T = unknown> {
   refresh?: boolean;
 }
 
-export interface SharedCacheSettings {
+/**
+ * What bounds the in-memory copies, the least recently used going first: a number of entries, or
+ * bytes (strings by length, other values by their JSON length, measured once when stored).
+ */
+export type SharedCacheBound =
+  { maxEntries: number; maxBytes?: never } | { maxBytes: number; maxEntries?: never };
+
+export type SharedCacheSettings = SharedCacheBound & {
   /** Redis keys are `${REDIS_KEY_PREFIX}${namespace}:${key}`. */
   namespace: string;
   defaultTtlMs: number;
-  /** The most entries kept in memory; the least recently used go first. */
-  maxEntries: number;
-  /**
-   * The most bytes kept in memory (strings by length, other values by their JSON length, measured
-   * once when stored); the least recently used go first. Unbounded by size when unset.
-   */
-  maxBytes?: number;
   /**
    * With Redis, how long an in-memory copy is trusted before the shared copy is read again (at most
    * the entry's own lifetime), so a value another instance `set()` reaches every instance in this
@@ -36,7 +37,7 @@ export interface SharedCacheSettings {
   localCopyWhenShared?: boolean;
   /** The clock of the in-memory lifetimes (tests). */
   now?: () => number;
-}
+};
 
 /** A loader's own failure, told apart from a fetch aborted because its key was invalidated. */
 class LoaderFailure extends Error {
@@ -88,11 +89,10 @@ export class SharedCache {
     this.localTtlMs = settings.localTtlMs;
     this.sized = settings.maxBytes !== undefined;
     this.memory = new LRUCache<string, Entry, LoadContext>({
-      max: settings.maxEntries,
       ttl: settings.defaultTtlMs,
       ...(settings.maxBytes !== undefined
         ? { maxSize: settings.maxBytes, sizeCalculation: (entry: Entry) => entry.size }
-        : {}),
+        : entryBound<string, Entry, LoadContext>(settings.maxEntries)),
       ...(settings.now ? { perf: { now: settings.now }, ttlResolution: 0 } : {}),
       // lru-cache coalesces concurrent fetches of one key into this one call.
       fetchMethod: async (key, _stale, { context, options }) => {

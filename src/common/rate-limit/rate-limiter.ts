@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
 import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -29,7 +30,7 @@ interface HeaderTarget {
 export class RateLimiter {
   private readonly keyPrefix: string;
   /** Subjects this instance has seen refused, until when (epoch ms): checked without a round trip. */
-  private readonly refusedUntil = new LRUCache<string, number>({ max: 50_000 });
+  private readonly refusedUntil = new LRUCache<string, number>({ ...entryBound(50_000) });
 
   constructor(
     @Inject(getStorageToken()) private readonly storage: ThrottlerStorage,

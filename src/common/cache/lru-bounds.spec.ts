@@ -1,0 +1,30 @@
+import { LRUCache } from 'lru-cache';
+import { entryBound } from 'src/common/cache/lru-bounds';
+
+describe('entryBound', () => {
+  it('keeps at most the given number of entries, evicting the least recently used', () => {
+    const cache = new LRUCache<string, number>({ ...entryBound(3) });
+    for (const [i, key] of ['a', 'b', 'c'].entries()) cache.set(key, i);
+    cache.get('a');
+    cache.set('d', 3);
+    expect([...cache.keys()].sort()).toEqual(['a', 'c', 'd']);
+    expect(cache.size).toBe(3);
+  });
+
+  it('reserves no storage up front, unlike `max`', () => {
+    const heapGrowth = (build: () => unknown): number => {
+      const before = process.memoryUsage().heapUsed;
+      const kept = Array.from({ length: 20 }, build);
+      const growth = process.memoryUsage().heapUsed - before;
+      expect(kept).toHaveLength(20);
+      return growth;
+    };
+    // eslint-disable-next-line no-restricted-syntax -- the preallocating form, for comparison
+    const preallocated = heapGrowth(() => new LRUCache<string, number>({ max: 100_000 }));
+    const growing = heapGrowth(() => new LRUCache<string, number>({ ...entryBound(100_000) }));
+    // `max` reserves ≈ 1.6 MB of arrays per cache on the heap (32 MB for 20); the entry bound, next
+    // to nothing. A collection during the measurement can only lower both figures.
+    expect(preallocated).toBeGreaterThan(10_000_000);
+    expect(growing).toBeLessThan(2_000_000);
+  });
+});
