@@ -17,7 +17,9 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
  * bench/results.md. Figures move between runs; compare ratios within one run.
  */
 const ROOT = join(__dirname, '..', '..');
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
+/** Measurements of each server per scenario, taken in turn; the median one is reported. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** The soak: mixed traffic at a fixed overall rate; `BENCH_SOAK_DURATION=0` skips it. */
 const SOAK_DURATION_S = Number(process.env.BENCH_SOAK_DURATION ?? 300);
@@ -161,7 +163,7 @@ async function startService(
   const ms = Math.round(performance.now() - started);
   await sleep(1000);
   const boot = { engine, start, ms, rssMb: rssMb(child.pid, 'VmRSS') };
-  console.log(`${engine}: ${start} start healthy after ${ms} ms, ${boot.rssMb} MiB resident`);
+  console.log(`${engine}: ${start} start, healthy after ${ms} ms, ${boot.rssMb} MiB resident`);
   return { process: child, baseUrl, inspectorPort, boot };
 }
 
@@ -217,22 +219,35 @@ async function benchScenario(
     body,
   ]);
   try {
-    // Warm all three up, then measure them back to back.
+    // Warm all three up, then measure them in turn, ROUNDS times: the machine's pace drifts over
+    // a run, and each figure is the median of its rounds.
     const bareUrl = bareServer.url + scenario.path;
     const nestUrl = nestServer.url + scenario.path;
-    for (const url of [bareUrl, nestUrl, baseUrl + scenario.path]) await load(url, request, 2);
-    const bare = await load(bareUrl, request, DURATION_S);
-    const nest = await load(nestUrl, request, DURATION_S);
-    const measured = await load(baseUrl + scenario.path, request, DURATION_S);
+    const serviceUrl = baseUrl + scenario.path;
+    for (const url of [bareUrl, nestUrl, serviceUrl]) await load(url, request, 2);
+    const bare: autocannon.Result[] = [];
+    const nest: autocannon.Result[] = [];
+    const measured: autocannon.Result[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      bare.push(await load(bareUrl, request, DURATION_S));
+      nest.push(await load(nestUrl, request, DURATION_S));
+      measured.push(await load(serviceUrl, request, DURATION_S));
+    }
+    const rounds = (runs: autocannon.Result[]): string =>
+      runs.map((run) => Math.round(run.requests.average)).join(' ');
+    console.log(
+      `${engine}: ${scenario.name}: service ${rounds(measured)}; minimal Nest ${rounds(nest)}; bare ${rounds(bare)} req/s`,
+    );
+    const median = medianRun(measured);
     return {
       engine,
       scenario: scenario.name,
-      rps: measured.requests.average,
-      p50: measured.latency.p50,
-      p99: measured.latency.p99,
-      baselineRps: bare.requests.average,
-      baselineP99: bare.latency.p99,
-      nestRps: nest.requests.average,
+      rps: median.requests.average,
+      p50: median.latency.p50,
+      p99: median.latency.p99,
+      baselineRps: medianRun(bare).requests.average,
+      baselineP99: medianRun(bare).latency.p99,
+      nestRps: medianRun(nest).requests.average,
       target: scenario.target,
       peakRssMb: rssMb(service.pid, 'VmHWM'),
     };
@@ -290,6 +305,12 @@ async function soak(engine: string, baseUrl: string, service: ChildProcess): Pro
     rssEndMb: rssMb(service.pid, 'VmRSS'),
     peakRssMb: rssMb(service.pid, 'VmHWM'),
   };
+}
+
+/** The run with the median throughput. */
+function medianRun(runs: autocannon.Result[]): autocannon.Result {
+  const sorted = [...runs].sort((a, b) => a.requests.average - b.requests.average);
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
 function checked(result: autocannon.Result, what: string): autocannon.Result {
@@ -413,7 +434,7 @@ function report(results: EngineResults[]): void {
     ? `## CPU profiles\n\nThe service under each scenario's load for ${PROFILE_DURATION_S} s (50 connections), sampled every 200 µs through the inspector after the measurements; the top frames by self time.\n\n${profiles.join('\n\n')}\n`
     : '';
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; the ratio is the service's requests/s over a bare \`node:http\` server returning the same body, measured in the same run. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${bootTable}\n\n${table}\n\n${soakTable}\n${profileText ? `\n${profileText}` : ''}`;
+  const text = `# Benchmark results\n\n${new Date().toISOString()} on ${machine}.\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement; per scenario the bare \`node:http\` server, the minimal Nest app and the service, all answering the same body, are measured in turn ${ROUNDS} times in the same run, and each figure is its median round. Rate limits off; request logging on (JSON lines to a discarded stdout).\n\n${bootTable}\n\n${table}\n\n${soakTable}\n${profileText ? `\n${profileText}` : ''}`;
   console.log(`\n${bootTable}\n\n${table}\n\n${soakTable}\n`);
   writeFileSync(join(ROOT, 'bench', 'results.md'), text);
 }

@@ -1,6 +1,7 @@
 import {
   generateSessionToken,
   hashSessionToken,
+  sessionTokenKey,
   isWellFormedToken,
 } from 'src/sessions/session-token';
 
@@ -21,9 +22,10 @@ describe('session tokens', () => {
   });
 
   it('hashes with SHA-256', () => {
-    expect(hashSessionToken('abc').toString('hex')).toBe(
-      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
-    );
+    const sha256 = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+    expect(hashSessionToken('abc').toString('hex')).toBe(sha256);
+    // The cache key is the same hash, in hex.
+    expect(sessionTokenKey('abc')).toBe(sha256);
   });
 
   it.each([

@@ -12,6 +12,7 @@ import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import {
   generateSessionToken,
   hashSessionToken,
+  sessionTokenKey,
   isWellFormedToken,
 } from 'src/sessions/session-token';
 import { SessionEntity, type SessionType } from 'src/sessions/session.entity';
@@ -61,7 +62,7 @@ export class SessionsService {
    */
   async authenticate(token: string): Promise<AuthenticatedSession | null> {
     if (!isWellFormedToken(token)) return null;
-    const key = hashSessionToken(token).toString('hex');
+    const key = sessionTokenKey(token);
     const now = Date.now();
     let entry = this.cache.get(key);
     if (entry && this.invalidation.isShared) {
@@ -96,7 +97,7 @@ export class SessionsService {
    */
   async isRecognised(token: string): Promise<boolean> {
     if (!isWellFormedToken(token)) return false;
-    const key = hashSessionToken(token).toString('hex');
+    const key = sessionTokenKey(token);
     return this.cache.get(key) !== undefined || (await this.knownTokens.has(key));
   }
 
