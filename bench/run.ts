@@ -163,7 +163,9 @@ async function startService(
   const ms = Math.round(performance.now() - started);
   await sleep(1000);
   const boot = { engine, start, ms, rssMb: rssMb(child.pid, 'VmRSS') };
-  console.log(`${engine}: ${start} start, healthy after ${ms} ms, ${boot.rssMb} MiB resident`);
+  console.log(
+    `${engine}: ${start === 'first' ? 'first start' : 'restart'}, healthy after ${ms} ms, ${boot.rssMb} MiB resident`,
+  );
   return { process: child, baseUrl, inspectorPort, boot };
 }
 
