@@ -1,0 +1,238 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'pg';
+import { SCENARIOS, type Scenario } from './scenarios';
+
+/**
+ * `npm run bench:instructions`: user-space instructions per request, counted by valgrind's
+ * callgrind, for each scenario in the service (on PostgreSQL) and in both baselines answering the
+ * same bytes. Unlike requests/s, the counts do not move with the machine's pace (a few percent
+ * between runs, from JIT and GC timing), so they judge a change of a few percent. Kernel work
+ * (the socket writes) is not counted; the baselines pay it too. Needs valgrind and PostgreSQL at
+ * BENCH_DATABASE_URL; takes a few minutes (everything runs 20 to 50 times slower under valgrind).
+ */
+const ROOT = join(__dirname, '..', '..');
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Requests counted per server and scenario, after WARM_UP uncounted ones (the JIT settles). */
+const REQUESTS = Number(process.env.BENCH_INSTRUCTION_REQUESTS ?? 2000);
+const WARM_UP = 3000;
+const HOST = '127.0.0.1';
+/** valgrind's gdbserver and callgrind_control name their pipes after these variables. */
+const VALGRIND_ENV = { USER: 'root', LOGNAME: 'root', HOST };
+
+interface Counted {
+  process: ChildProcess;
+  pid: number;
+  url: string;
+  outputDir: string;
+}
+
+async function main(): Promise<void> {
+  const database = await freshDatabase();
+  const rows: string[] = [];
+  try {
+    for (const scenario of SCENARIOS) {
+      const service = await startCounted(
+        [join(ROOT, 'dist', 'src', 'main.js')],
+        {
+          DATABASE_URL: database.url,
+          TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+          RATE_LIMITS_ENABLED: 'false',
+        },
+        '/healthz',
+      );
+      let headers: Record<string, string>;
+      let body: string;
+      let serviceCount: number;
+      try {
+        headers = await scenario.prepare(service.url);
+        body = await answer(service.url, scenario, headers);
+        serviceCount = await count(service, scenario, headers);
+      } finally {
+        await stop(service);
+      }
+      const baselines: Record<string, number> = {};
+      for (const [name, file, args] of [
+        ['bare node:http', 'baseline-server.js', [body]],
+        ['minimal Nest', 'minimal-nest-app.js', [scenario.method, scenario.path, body]],
+      ] as const) {
+        const baseline = await startCounted([join(__dirname, file)], {}, scenario.path, args);
+        try {
+          // The same request bytes as the service got.
+          baselines[name] = await count(baseline, scenario, headers);
+        } finally {
+          await stop(baseline);
+        }
+      }
+      const baseline = scenario.target.baseline === 'bare' ? 'bare node:http' : 'minimal Nest';
+      rows.push(
+        `| ${scenario.name} | ${kilo(serviceCount)} | ${kilo(baselines['minimal Nest'])} | ${kilo(baselines['bare node:http'])} | ${(baselines[baseline] / serviceCount).toFixed(2)} × ${baseline} |`,
+      );
+      console.log(rows.at(-1));
+    }
+  } finally {
+    await database.drop();
+  }
+  console.log(
+    [
+      `\nInstructions per request (callgrind, user space, ${REQUESTS} requests after ${WARM_UP} uncounted; service on PostgreSQL):\n`,
+      '| scenario | service | minimal Nest | bare node:http | baseline ÷ service |',
+      '|---|---|---|---|---|',
+      ...rows,
+    ].join('\n'),
+  );
+}
+
+/** Starts a server under callgrind (counting from the start, zeroed before the measurement). */
+async function startCounted(
+  script: string[],
+  env: Record<string, string>,
+  readyPath: string,
+  args: readonly string[] = [],
+): Promise<Counted> {
+  const port = 4900 + Math.floor(Math.random() * 500);
+  const outputDir = mkdtempSync(join(tmpdir(), 'bms-callgrind-'));
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${join(outputDir, 'callgrind.%p')}`,
+      process.execPath,
+      ...script,
+      ...(args.length > 0 ? [String(port), ...args] : []),
+    ],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, ...VALGRIND_ENV, PORT: String(port), ...env },
+      stdio: 'ignore',
+    },
+  );
+  const url = `http://${HOST}:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fetch(url + readyPath).then((res) => res.arrayBuffer());
+      break;
+    } catch {
+      if (attempt > 600) throw new Error(`${script.join(' ')} did not start under valgrind`);
+      await sleep(250);
+    }
+  }
+  return { process: child, pid: child.pid!, url, outputDir };
+}
+
+/** Instructions per request over REQUESTS requests, after WARM_UP uncounted ones. */
+async function count(
+  server: Counted,
+  scenario: Scenario,
+  headers: Record<string, string>,
+): Promise<number> {
+  await send(server.url, scenario, headers, WARM_UP);
+  callgrindControl('-z', server.pid);
+  await send(server.url, scenario, headers, REQUESTS);
+  callgrindControl('-d', server.pid);
+  // The dump is written by the server's own thread: wait for its totals.
+  for (let attempt = 0; attempt < 120; attempt++) {
+    const totals = readdirSync(server.outputDir)
+      .map((file) => /^totals:\s+(\d+)/m.exec(readFileSync(join(server.outputDir, file), 'utf8')))
+      .filter((match) => match !== null)
+      .map((match) => Number(match[1]));
+    if (totals.length > 0) return Math.max(...totals) / REQUESTS;
+    await sleep(250);
+  }
+  throw new Error('callgrind wrote no totals');
+}
+
+function callgrindControl(option: string, pid: number): void {
+  execFileSync('callgrind_control', [option, String(pid)], {
+    env: { ...process.env, ...VALGRIND_ENV },
+    stdio: 'ignore',
+  });
+}
+
+async function stop(server: Counted): Promise<void> {
+  const exited = new Promise((resolve) => server.process.once('exit', resolve));
+  server.process.kill('SIGKILL');
+  await exited;
+  rmSync(server.outputDir, { recursive: true, force: true });
+}
+
+/** `n` requests over 4 keep-alive connections; every answer must be a 200. */
+async function send(
+  url: string,
+  scenario: Scenario,
+  headers: Record<string, string>,
+  n: number,
+): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  let sent = 0;
+  const one = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        url + scenario.path,
+        { method: scenario.method, headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(scenario.body);
+    });
+  const worker = async (): Promise<void> => {
+    while (sent < n) {
+      sent++;
+      await one();
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  agent.destroy();
+}
+
+async function answer(
+  url: string,
+  scenario: Scenario,
+  headers: Record<string, string>,
+): Promise<string> {
+  const res = await fetch(url + scenario.path, {
+    method: scenario.method,
+    headers,
+    body: scenario.body,
+  });
+  if (!res.ok) throw new Error(`${scenario.name}: ${res.status}`);
+  return res.text();
+}
+
+function kilo(instructions: number): string {
+  return `${Math.round(instructions / 1000)}k`;
+}
+
+async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `bms_instructions_${Date.now()}`;
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
