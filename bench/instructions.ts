@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from 'pg';
+import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { SCENARIOS, type Scenario } from './scenarios';
 
 /**
@@ -16,7 +16,6 @@ import { SCENARIOS, type Scenario } from './scenarios';
  * BENCH_DATABASE_URL; takes a few minutes (everything runs 20 to 50 times slower under valgrind).
  */
 const ROOT = join(__dirname, '..', '..');
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Requests counted per server and scenario, after WARM_UP uncounted ones (the JIT settles). */
 const REQUESTS = Number(process.env.BENCH_INSTRUCTION_REQUESTS ?? 2000);
 const WARM_UP = 3000;
@@ -32,7 +31,8 @@ interface Counted {
 }
 
 async function main(): Promise<void> {
-  const database = await freshDatabase();
+  const database = await freshPostgresDatabase('bms_instructions');
+  if (!database) throw new Error(`PostgreSQL is not reachable at ${BENCH_ADMIN_URL}`);
   const rows: string[] = [];
   try {
     for (const scenario of SCENARIOS) {
@@ -211,25 +211,6 @@ async function answer(
 
 function kilo(instructions: number): string {
   return `${Math.round(instructions / 1000)}k`;
-}
-
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `bms_instructions_${Date.now()}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new Client({ connectionString: ADMIN_URL });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
 }
 
 main().catch((error: unknown) => {

@@ -4,7 +4,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import { Client } from 'pg';
+import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { SCENARIOS, type Scenario } from './scenarios';
 import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { prepareSoakMix } from './soak';
@@ -29,7 +29,6 @@ const SOAK_CONNECTIONS = 10;
 const PROFILE_DURATION_S = Number(process.env.BENCH_PROFILE_DURATION ?? 5);
 /** `BENCH_ENGINES=embedded` or `postgres` measures one engine only. */
 const ENGINES = (process.env.BENCH_ENGINES ?? 'embedded,postgres').split(',');
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Measured {
   engine: string;
@@ -75,7 +74,7 @@ interface EngineResults {
 async function main(): Promise<void> {
   const results: EngineResults[] = [];
   if (ENGINES.includes('embedded')) results.push(await benchEngine('embedded (PGlite)', {}));
-  const database = ENGINES.includes('postgres') ? await freshPostgresDatabase() : null;
+  const database = ENGINES.includes('postgres') ? await freshPostgresDatabase('bms_bench') : null;
   if (database) {
     try {
       results.push(
@@ -88,7 +87,7 @@ async function main(): Promise<void> {
       await database.drop();
     }
   } else if (ENGINES.includes('postgres')) {
-    console.log(`PostgreSQL not reachable at ${ADMIN_URL}: skipped`);
+    console.log(`PostgreSQL not reachable at ${BENCH_ADMIN_URL}: skipped`);
   }
   report(results);
 }
@@ -351,29 +350,6 @@ async function waitForHealthy(baseUrl: string): Promise<void> {
     await sleep(100);
   }
   throw new Error('the service did not start');
-}
-
-async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
-  const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await admin.connect();
-  } catch {
-    return null;
-  }
-  const name = `bms_bench_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new Client({ connectionString: ADMIN_URL });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
 }
 
 /** Resident memory targets: after boot and after the soak. */
