@@ -33,6 +33,12 @@ export default tseslint.config(
           message:
             'lru-cache reserves storage for `max` entries at construction: bound the cache with entryBound() (src/common/cache/lru-bounds).',
         },
+        {
+          selector:
+            "CallExpression[callee.property.name='setHeader'][callee.object.property.name='raw']",
+          message:
+            "Set response headers through Fastify's reply (reply.header): one header set on the raw response sends every header of the answer through Node's slow per-header path.",
+        },
       ],
     },
   },

@@ -41,9 +41,10 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: AppValidationPipe },
-        // Authentication first: the rate limit counts authenticated requests per user.
+        // Authentication first: the rate limit counts authenticated requests per user. With
+        // limits off (RATE_LIMITS_ENABLED=false) the guard is not registered at all.
         { provide: APP_GUARD, useExisting: SessionAuthGuard },
-        { provide: APP_GUARD, useExisting: RateLimitGuard },
+        ...(config.rateLimits.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
       ],
     };
   }

@@ -67,9 +67,14 @@ export class SessionAuthGuard implements CanActivate, OnApplicationBootstrap {
     await this.sessions.loadKnownTokens();
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** A public route is let through synchronously: Nest then awaits nothing for it. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const route = this.routeAuth(context);
-    if (route.isPublic) return true;
+    return route.isPublic || this.authenticateCaller(context, route);
+  }
+
+  /** Resolves the request's session and checks that the route accepts its type. */
+  private async authenticateCaller(context: ExecutionContext, route: RouteAuth): Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest<SessionRequest>();
     const reply = http.getResponse<FastifyReply>();

@@ -1,5 +1,5 @@
 import { Global, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { AppConfig } from 'src/config/app-config';
 
 /** Bounded waits for every Redis command: a slow or absent Redis must never hang a request. */
@@ -8,16 +8,41 @@ const CONNECT_TIMEOUT_MS = 2_000;
 
 /**
  * Owns the shared Redis connection when `REDIS_URL` is set. Commands fail fast while it is down
- * (no offline queue), and it reconnects in the background.
+ * (no offline queue), and it reconnects in the background. Without `REDIS_URL` the Redis client
+ * library is not even loaded.
  */
 @Injectable()
 export class RedisConnection implements OnApplicationShutdown {
-  readonly client: Redis | null;
   private readonly logger = new Logger(RedisConnection.name);
   private lastError: string | null = null;
 
-  constructor(config: AppConfig) {
-    this.client = config.redisUrl ? this.connect(config.redisUrl) : null;
+  private constructor(readonly client: Redis | null) {
+    client?.on('ready', () => {
+      if (this.lastError !== null) this.logger.log('Redis connection restored');
+      this.lastError = null;
+    });
+    client?.on('error', (error: Error) => {
+      // Log a state change once, not every reconnect attempt.
+      if (this.lastError === error.message) return;
+      this.lastError = error.message;
+      this.logger.warn({ reason: error.message }, 'Redis unavailable; retrying in the background');
+    });
+  }
+
+  static async open(config: AppConfig): Promise<RedisConnection> {
+    if (!config.redisUrl) return new RedisConnection(null);
+    const { default: RedisClient } = await import('ioredis');
+    return new RedisConnection(
+      new RedisClient(config.redisUrl, {
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        // How long a closing socket may linger; the default 2 s would hold shutdown.
+        disconnectTimeout: 200,
+        commandTimeout: COMMAND_TIMEOUT_MS,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
+      }),
+    );
   }
 
   /** PING within the command timeout; false when Redis is not configured or unreachable. */
@@ -40,34 +65,17 @@ export class RedisConnection implements OnApplicationShutdown {
       this.client.disconnect();
     }
   }
-
-  private connect(url: string): Redis {
-    const client = new Redis(url, {
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      // How long a closing socket may linger; the default 2 s would hold shutdown.
-      disconnectTimeout: 200,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
-    });
-    client.on('ready', () => {
-      if (this.lastError !== null) this.logger.log('Redis connection restored');
-      this.lastError = null;
-    });
-    client.on('error', (error: Error) => {
-      // Log a state change once, not every reconnect attempt.
-      if (this.lastError === error.message) return;
-      this.lastError = error.message;
-      this.logger.warn({ reason: error.message }, 'Redis unavailable; retrying in the background');
-    });
-    return client;
-  }
 }
 
 @Global()
 @Module({
-  providers: [RedisConnection],
+  providers: [
+    {
+      provide: RedisConnection,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => RedisConnection.open(config),
+    },
+  ],
   exports: [RedisConnection],
 })
 export class RedisModule {}
