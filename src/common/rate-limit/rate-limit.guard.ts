@@ -22,7 +22,8 @@ type Request = FastifyRequest & { user?: AuthenticatedSession | null };
 /**
  * The global rate limit (`APP_GUARD`, after authentication): every request counts in `authenticated`
  * (per user) or `anonymous` (per IP), and in its route's own bucket when it has one. The headers
- * show the bucket closest to refusing; an exhausted bucket answers 429 `RateLimited`.
+ * show the bucket closest to refusing; an exhausted bucket answers 429 `RateLimited`. Registered
+ * only when limits are on (see AppModule).
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
@@ -36,7 +37,6 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (!this.limiter.enabled) return true;
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT_KEY, targets)) return true;
     const http = context.switchToHttp();

@@ -1,4 +1,4 @@
-import { Global, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { AppConfig } from 'src/config/app-config';
 
@@ -9,9 +9,8 @@ const CONNECT_TIMEOUT_MS = 2_000;
 /**
  * Owns the shared Redis connection when `REDIS_URL` is set. Commands fail fast while it is down
  * (no offline queue), and it reconnects in the background. Without `REDIS_URL` the Redis client
- * library is not even loaded.
+ * library is not even loaded. Provided through `open` (see RedisModule).
  */
-@Injectable()
 export class RedisConnection implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisConnection.name);
   private lastError: string | null = null;
