@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from 'src/auth/auth.module';
 import { SessionAuthGuard } from 'src/auth/session-auth.guard';
@@ -30,6 +31,7 @@ export class AppModule {
         RateLimitModule,
         DatabaseModule,
         ScheduleModule.forRoot(),
+        EventEmitterModule.forRoot(),
         PlatformModule.forRoot(config),
         AuthModule,
         GuildsModule,

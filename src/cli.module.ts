@@ -1,8 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { BanUserCommand, UnbanUserCommand } from 'src/auth/users.commands';
-import { UserEntity } from 'src/auth/user.entity';
-import { UsersService } from 'src/auth/users.service';
+import { EventEmitterModule } from '@nestjs/event-emitter';
 import { SyncCommandsCommand } from 'src/commands/commands.commands';
 import { CommandsModule } from 'src/commands/commands.module';
 import { RedisModule } from 'src/common/redis/redis.module';
@@ -17,6 +14,8 @@ import {
   PurgeExpiredSessionsCommand,
 } from 'src/sessions/sessions.commands';
 import { SessionsModule } from 'src/sessions/sessions.module';
+import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
+import { UsersModule } from 'src/users/users.module';
 
 /**
  * The admin CLI: the database, Redis (so bans and revocations reach running instances at once), the
@@ -32,13 +31,13 @@ export class CliModule {
         ConfigModule.forRoot(config),
         RedisModule,
         DatabaseModule,
+        EventEmitterModule.forRoot(),
+        UsersModule,
         SessionsModule,
-        TypeOrmModule.forFeature([UserEntity]),
         PlatformModule.forRoot(config),
         CommandsModule,
       ],
       providers: [
-        UsersService,
         CreateTokenCommand,
         BanUserCommand,
         UnbanUserCommand,

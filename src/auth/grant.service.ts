@@ -1,8 +1,9 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import { TokenCipher } from 'src/auth/token-cipher';
-import { UserEntity } from 'src/auth/user.entity';
+import { UserEntity } from 'src/users/user.entity';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { acquireRedisLock, type ReleaseLock } from 'src/common/redis/redis-lock';
@@ -11,7 +12,7 @@ import { AppConfig } from 'src/config/app-config';
 import { OAuth2GrantError, PlatformUnauthorizedError } from 'src/platform/platform.errors';
 import { PlatformClient } from 'src/platform/platform.client';
 import type { OAuth2Grant } from 'src/platform/platform.types';
-import { SessionsService } from 'src/sessions/sessions.service';
+import { LastLoginEndedEvent } from 'src/sessions/sessions.events';
 
 /** An access token this close to expiry is refreshed before use. */
 const REFRESH_MARGIN_MS = 60_000;
@@ -28,7 +29,7 @@ const RELOGIN_MESSAGE = 'Your Discord authorization has expired or was revoked; 
  * refuses them or the user's last login session ends.
  */
 @Injectable()
-export class GrantService implements OnModuleInit {
+export class GrantService {
   private readonly logger = new Logger(GrantService.name);
   private readonly refreshing = new Map<string, Promise<string>>();
 
@@ -36,13 +37,18 @@ export class GrantService implements OnModuleInit {
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     private readonly cipher: TokenCipher,
     private readonly platform: PlatformClient,
-    private readonly sessions: SessionsService,
     private readonly redis: RedisConnection,
     private readonly config: AppConfig,
   ) {}
 
-  onModuleInit(): void {
-    this.sessions.onLastLoginEnded((userId) => this.revoke(userId));
+  /** A grant outlives no login: when the user's last login session ends, it is revoked. */
+  @OnEvent(LastLoginEndedEvent.event, { suppressErrors: false })
+  async onLastLoginEnded({ userId }: LastLoginEndedEvent): Promise<void> {
+    try {
+      await this.revoke(userId);
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Could not retire an ended grant');
+    }
   }
 
   /** Stores a new grant for the user (inside the login transaction). */

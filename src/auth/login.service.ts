@@ -4,7 +4,7 @@ import type { APIUser } from 'discord-api-types/v10';
 import { DataSource } from 'typeorm';
 import { GrantService } from 'src/auth/grant.service';
 import { OAuth2CodeGuard } from 'src/auth/oauth2-code-guard';
-import { UsersService } from 'src/auth/users.service';
+import { UsersService } from 'src/users/users.service';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { AppConfig } from 'src/config/app-config';

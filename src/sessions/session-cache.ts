@@ -2,9 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { entryBound } from 'src/common/cache/lru-bounds';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { SESSION_CACHE_TTL_SECONDS } from 'src/common/auth/session-reach';
 
-/** How long a resolved session is trusted without looking at the database again. */
-export const SESSION_CACHE_TTL_SECONDS = 30;
 const TTL_MS = SESSION_CACHE_TTL_SECONDS * 1000;
 const MAX_ENTRIES = 50_000;
 

@@ -1,21 +1,13 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import type Redis from 'ioredis';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
-import { SESSION_CACHE_TTL_SECONDS, SessionCache } from 'src/sessions/session-cache';
+import { SESSION_CACHE_TTL_SECONDS } from 'src/common/auth/session-reach';
+import { SessionCache } from 'src/sessions/session-cache';
+import { UserStateChangedEvent } from 'src/users/users.events';
 
 type Invalidation = { session: string } | { user: string };
-
-/**
- * What the admin CLI, a process of its own, says after a ban or revocation: without Redis its
- * eviction stays in the CLI, so a running service sees it only when its cached session expires.
- * Null when running services are told at once.
- */
-export function cliReachNote(shared: boolean): string | null {
-  return shared
-    ? null
-    : `Without REDIS_URL a running service applies this within ${SESSION_CACHE_TTL_SECONDS} s (when its session cache expires); with REDIS_URL, at once.`;
-}
 
 /**
  * Makes revocations and bans take effect at once on every instance: the change evicts the local
@@ -63,6 +55,12 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
   async userChanged(userId: string): Promise<void> {
     this.cache.evictUser(userId);
     await this.broadcast({ user: userId });
+  }
+
+  /** A ban or unban: the user's cached sessions carry the old state. */
+  @OnEvent(UserStateChangedEvent.event, { suppressErrors: false })
+  onUserStateChanged({ userId }: UserStateChangedEvent): Promise<void> {
+    return this.userChanged(userId);
   }
 
   onApplicationShutdown(): void {

@@ -8,7 +8,7 @@ import {
   ManyToOne,
   PrimaryGeneratedColumn,
 } from 'typeorm';
-import { UserEntity } from 'src/auth/user.entity';
+import { UserEntity } from 'src/users/user.entity';
 import type { SessionType } from 'src/common/auth/authenticated-session';
 
 export type { SessionType };

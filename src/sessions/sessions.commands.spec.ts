@@ -1,4 +1,4 @@
-import type { SessionInvalidation } from 'src/sessions/session-invalidation';
+import type { RedisConnection } from 'src/common/redis/redis.module';
 import { BanSessionCommand } from 'src/sessions/sessions.commands';
 import type { SessionsService } from 'src/sessions/sessions.service';
 
@@ -15,7 +15,8 @@ describe('sessions:ban', () => {
   ])('with Redis %p, says when a running service applies it', async (isShared, lines) => {
     const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      await new BanSessionCommand(sessions, { isShared } as SessionInvalidation).run([SESSION]);
+      const redis = { client: isShared ? {} : null } as RedisConnection;
+      await new BanSessionCommand(sessions, redis).run([SESSION]);
       expect(printed.mock.calls).toEqual(lines.map((line) => [line]));
     } finally {
       printed.mockRestore();

@@ -1,13 +1,14 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { UsersService } from 'src/auth/users.service';
+import { UsersService } from 'src/users/users.service';
+import { cliReachNote } from 'src/common/auth/session-reach';
 import {
   CliError,
   requirePositiveInteger,
   requireSnowflake,
   requireUuid,
 } from 'src/common/cli/cli-arguments';
+import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
-import { cliReachNote, SessionInvalidation } from 'src/sessions/session-invalidation';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 interface CreateTokenOptions {
@@ -75,7 +76,7 @@ export class CreateTokenCommand extends CommandRunner {
 export class BanSessionCommand extends CommandRunner {
   constructor(
     private readonly sessions: SessionsService,
-    private readonly invalidation: SessionInvalidation,
+    private readonly redis: RedisConnection,
   ) {
     super();
   }
@@ -85,7 +86,7 @@ export class BanSessionCommand extends CommandRunner {
       throw new CliError(`No session ${sessionId}`);
     }
     console.log(`Session ${sessionId} is banned.`);
-    const note = cliReachNote(this.invalidation.isShared);
+    const note = cliReachNote(this.redis.client !== null);
     if (note) console.log(note);
   }
 }

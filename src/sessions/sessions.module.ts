@@ -6,12 +6,13 @@ import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import { SessionEntity } from 'src/sessions/session.entity';
 import { SessionsController } from 'src/sessions/sessions.controller';
 import { SessionsService } from 'src/sessions/sessions.service';
+import { UsersModule } from 'src/users/users.module';
 
 /** Sessions and API tokens: storage, the resolved-session cache and the /sessions endpoints. */
 @Module({
-  imports: [TypeOrmModule.forFeature([SessionEntity])],
+  imports: [TypeOrmModule.forFeature([SessionEntity]), UsersModule],
   controllers: [SessionsController],
   providers: [SessionsService, SessionCache, SessionInvalidation, KnownTokens],
-  exports: [SessionsService, SessionInvalidation],
+  exports: [SessionsService, SessionInvalidation, UsersModule],
 })
 export class SessionsModule {}

@@ -1,3 +1,4 @@
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import type { DataSource, Repository } from 'typeorm';
 import type { RedisConnection } from 'src/common/redis/redis.module';
@@ -46,6 +47,7 @@ function setUp(): {
     invalidation,
     new KnownTokens(redis, config),
     config,
+    new EventEmitter2(),
   );
   return { service, invalidation, query };
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Interval } from '@nestjs/schedule';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, MoreThan, type Repository } from 'typeorm';
@@ -16,6 +17,7 @@ import {
   isWellFormedToken,
 } from 'src/sessions/session-token';
 import { SessionEntity, type SessionType } from 'src/sessions/session.entity';
+import { LastLoginEndedEvent } from 'src/sessions/sessions.events';
 
 /** `last_used_at` is written at most this often per session and process. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -39,13 +41,9 @@ interface SessionRow {
   last_used_at: Date | null;
 }
 
-/** Called with the user id when a user's last login session ends (to retire the platform grant). */
-export type LastLoginEndedListener = (userId: string) => Promise<void>;
-
 @Injectable()
 export class SessionsService {
   private readonly logger = new Logger(SessionsService.name);
-  private readonly lastLoginEndedListeners: LastLoginEndedListener[] = [];
 
   constructor(
     @InjectRepository(SessionEntity) private readonly sessions: Repository<SessionEntity>,
@@ -54,6 +52,7 @@ export class SessionsService {
     private readonly invalidation: SessionInvalidation,
     private readonly knownTokens: KnownTokens,
     private readonly config: AppConfig,
+    private readonly events: EventEmitter2,
   ) {}
 
   /**
@@ -194,7 +193,7 @@ export class SessionsService {
     await this.sessions.delete({ id: session.id });
     await this.invalidation.sessionChanged(session.id);
     if (session.type === 'login' && (await this.countLive(userId, 'login')) === 0) {
-      await this.notifyLastLoginEnded(userId);
+      await this.events.emitAsync(LastLoginEndedEvent.event, new LastLoginEndedEvent(userId));
     }
     return true;
   }
@@ -205,11 +204,6 @@ export class SessionsService {
     if (!result.affected) return false;
     await this.invalidation.sessionChanged(sessionId);
     return true;
-  }
-
-  /** Registers a listener for "the user's last login session ended". */
-  onLastLoginEnded(listener: LastLoginEndedListener): void {
-    this.lastLoginEndedListeners.push(listener);
   }
 
   /** Deletes expired sessions; they are never accepted meanwhile (the lookup filters them). */
@@ -253,16 +247,6 @@ export class SessionsService {
       .catch((error: Error) => {
         this.logger.debug({ reason: error.message }, 'Could not record session use');
       });
-  }
-
-  private async notifyLastLoginEnded(userId: string): Promise<void> {
-    for (const listener of this.lastLoginEndedListeners) {
-      try {
-        await listener(userId);
-      } catch (error) {
-        this.logger.warn({ reason: (error as Error).message }, 'A last-login listener failed');
-      }
-    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { UsersService } from 'src/auth/users.service';
+import { UsersService } from 'src/users/users.service';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';

@@ -1,5 +1,5 @@
 import { GrantService } from 'src/auth/grant.service';
-import { UsersService } from 'src/auth/users.service';
+import { UsersService } from 'src/users/users.service';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';

@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { APIUser } from 'discord-api-types/v10';
 import type { EntityManager, Repository } from 'typeorm';
-import { UserEntity, type UserState } from 'src/auth/user.entity';
-import { SessionInvalidation } from 'src/sessions/session-invalidation';
+import { UserEntity, type UserState } from 'src/users/user.entity';
+import { UserStateChangedEvent } from 'src/users/users.events';
 
 @Injectable()
 export class UsersService {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
-    private readonly invalidation: SessionInvalidation,
+    private readonly events: EventEmitter2,
   ) {}
 
   find(userId: string): Promise<UserEntity | null> {
@@ -46,7 +47,10 @@ export class UsersService {
   async setState(userId: string, state: UserState): Promise<boolean> {
     const result = await this.users.update({ id: userId }, { state });
     if (!result.affected) return false;
-    await this.invalidation.userChanged(userId);
+    await this.events.emitAsync(
+      UserStateChangedEvent.event,
+      new UserStateChangedEvent(userId, state),
+    );
     return true;
   }
 }

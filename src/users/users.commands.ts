@@ -1,7 +1,8 @@
 import { Command, CommandRunner } from 'nest-commander';
-import { UsersService } from 'src/auth/users.service';
+import { cliReachNote } from 'src/common/auth/session-reach';
 import { CliError, requireSnowflake } from 'src/common/cli/cli-arguments';
-import { cliReachNote, SessionInvalidation } from 'src/sessions/session-invalidation';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { UsersService } from 'src/users/users.service';
 
 @Command({
   name: 'users:ban',
@@ -12,7 +13,7 @@ import { cliReachNote, SessionInvalidation } from 'src/sessions/session-invalida
 export class BanUserCommand extends CommandRunner {
   constructor(
     private readonly users: UsersService,
-    private readonly invalidation: SessionInvalidation,
+    private readonly redis: RedisConnection,
   ) {
     super();
   }
@@ -22,7 +23,7 @@ export class BanUserCommand extends CommandRunner {
       throw new CliError(`No user ${userId}`);
     }
     console.log(`User ${userId} is banned.`);
-    printReachNote(this.invalidation);
+    printReachNote(this.redis);
   }
 }
 
@@ -30,7 +31,7 @@ export class BanUserCommand extends CommandRunner {
 export class UnbanUserCommand extends CommandRunner {
   constructor(
     private readonly users: UsersService,
-    private readonly invalidation: SessionInvalidation,
+    private readonly redis: RedisConnection,
   ) {
     super();
   }
@@ -40,11 +41,11 @@ export class UnbanUserCommand extends CommandRunner {
       throw new CliError(`No user ${userId}`);
     }
     console.log(`User ${userId} is no longer banned.`);
-    printReachNote(this.invalidation);
+    printReachNote(this.redis);
   }
 }
 
-function printReachNote(invalidation: SessionInvalidation): void {
-  const note = cliReachNote(invalidation.isShared);
+function printReachNote(redis: RedisConnection): void {
+  const note = cliReachNote(redis.client !== null);
   if (note) console.log(note);
 }

@@ -1,6 +1,6 @@
-import { BanUserCommand, UnbanUserCommand } from 'src/auth/users.commands';
-import type { UsersService } from 'src/auth/users.service';
-import type { SessionInvalidation } from 'src/sessions/session-invalidation';
+import type { RedisConnection } from 'src/common/redis/redis.module';
+import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
+import type { UsersService } from 'src/users/users.service';
 
 const WITHOUT_REDIS =
   'Without REDIS_URL a running service applies this within 30 s (when its session cache expires); with REDIS_URL, at once.';
@@ -17,7 +17,8 @@ describe.each([
   ])('with Redis %p, says when a running service applies it', async (isShared, lines) => {
     const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      await new Command(users, { isShared } as SessionInvalidation).run(['42']);
+      const redis = { client: isShared ? {} : null } as RedisConnection;
+      await new Command(users, redis).run(['42']);
       expect(printed.mock.calls).toEqual(lines.map((line) => [line]));
     } finally {
       printed.mockRestore();
