@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from 'src/auth/auth.module';
+import { ClientConfigModule } from 'src/client-config/client-config.module';
 import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
 import { RateLimitGuard } from 'src/common/rate-limit/rate-limit.guard';
@@ -27,8 +28,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        RedisModule,
-        RateLimitModule,
+        ClientConfigModule,
+        RedisModule.forRoot(config.redisUrl),
+        RateLimitModule.forRoot(config.rateLimits, config.redisKeyPrefix),
         DatabaseModule,
         ScheduleModule.forRoot(),
         EventEmitterModule.forRoot(),

@@ -29,7 +29,7 @@ export class CliModule {
       module: CliModule,
       imports: [
         ConfigModule.forRoot(config),
-        RedisModule,
+        RedisModule.forRoot(config.redisUrl),
         DatabaseModule,
         EventEmitterModule.forRoot(),
         UsersModule,

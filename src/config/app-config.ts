@@ -3,14 +3,17 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import type { LogLevel } from 'src/common/logging/log-level';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
-import { EnvironmentSchema, type LogLevel } from 'src/config/environment.schema';
+import { EnvironmentSchema } from 'src/config/environment.schema';
 import {
   parseBudget,
   RATE_LIMIT_BUCKETS,
   type BucketBudget,
   type RateLimitBucket,
-} from 'src/config/rate-limit-buckets';
+  type RateLimitSettings,
+  type RateLimitVariable,
+} from 'src/common/rate-limit/rate-limit-buckets';
 import { parseTrustProxy, type TrustProxy } from 'src/config/trust-proxy';
 
 /** The request body limit (DESIGN §3): larger bodies are refused before they are parsed. */
@@ -50,12 +53,6 @@ export interface PlatformConfig {
   readonly userGuildsCacheTtlSeconds: number;
 }
 
-export interface RateLimitsConfig {
-  /** RATE_LIMITS_ENABLED=false turns every bucket off (load tests). */
-  readonly enabled: boolean;
-  readonly buckets: Readonly<Record<RateLimitBucket, BucketBudget>>;
-}
-
 export interface SessionsConfig {
   readonly loginSessionTtlSeconds: number;
   readonly apiTokenMaxTtlSeconds: number;
@@ -76,7 +73,7 @@ export class AppConfig {
   readonly sessions!: SessionsConfig;
   readonly rootUsers!: readonly string[];
   readonly tokenEncryptionKey!: Buffer;
-  readonly rateLimits!: RateLimitsConfig;
+  readonly rateLimits!: RateLimitSettings;
   readonly logLevel!: LogLevel;
 
   constructor(values: AppConfig) {
@@ -156,7 +153,8 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
 function bucketBudgets(env: EnvironmentSchema): Record<RateLimitBucket, BucketBudget> {
   const budgets = {} as Record<RateLimitBucket, BucketBudget>;
   for (const [bucket, defaults] of Object.entries(RATE_LIMIT_BUCKETS)) {
-    const configured = env[defaults.env];
+    // Each bucket's variable is declared with its bucket and validated by the schema.
+    const configured = (env as Partial<Record<RateLimitVariable, string>>)[defaults.env];
     budgets[bucket as RateLimitBucket] = configured
       ? parseBudget(configured)
       : { limit: defaults.limit, windowSeconds: defaults.windowSeconds };

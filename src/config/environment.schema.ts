@@ -15,15 +15,13 @@ import {
   type ValidationArguments,
   ValidatorConstraintInterface,
 } from 'class-validator';
+import { LOG_LEVELS, type LogLevel } from 'src/common/logging/log-level';
 import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
-import { BUDGET_PATTERN } from 'src/config/rate-limit-buckets';
+import { BUDGET_PATTERN, RATE_LIMIT_BUCKETS } from 'src/common/rate-limit/rate-limit-buckets';
 import { parseTrustProxy } from 'src/config/trust-proxy';
 
 const BUDGET_MESSAGE = (name: string): string =>
   `${name} must be <requests>/<seconds>, both whole numbers from 1, e.g. 5/30`;
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Empty strings count as "not set", so `FOO=` in a .env file falls back to the default. */
 const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
@@ -258,41 +256,13 @@ export class EnvironmentSchema {
 
   @Transform(emptyToUndefined)
   @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_ANONYMOUS') })
-  RATE_LIMIT_ANONYMOUS?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_AUTHENTICATED') })
-  RATE_LIMIT_AUTHENTICATED?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_OAUTH2') })
-  RATE_LIMIT_OAUTH2?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_INVALID_TOKEN') })
-  RATE_LIMIT_INVALID_TOKEN?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_GUILDS_REFRESH') })
-  RATE_LIMIT_GUILDS_REFRESH?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_GUILD_INFO') })
-  RATE_LIMIT_GUILD_INFO?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE('RATE_LIMIT_SETTINGS_WRITE') })
-  RATE_LIMIT_SETTINGS_WRITE?: string;
-
-  @Transform(emptyToUndefined)
-  @IsOptional()
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL?: LogLevel;
+}
+
+// One budget variable per rate-limit bucket (RATE_LIMIT_<BUCKET>), named where the bucket is declared.
+for (const { env } of Object.values(RATE_LIMIT_BUCKETS)) {
+  Transform(emptyToUndefined)(EnvironmentSchema.prototype, env);
+  IsOptional()(EnvironmentSchema.prototype, env);
+  Matches(BUDGET_PATTERN, { message: BUDGET_MESSAGE(env) })(EnvironmentSchema.prototype, env);
 }

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { serializeError } from 'src/common/logging/error-serializer';
-import type { LogLevel } from 'src/config/environment.schema';
+import type { LogLevel } from 'src/common/logging/log-level';
 
 /** The request being handled, for every log line written while handling it. */
 export const requestContext = new AsyncLocalStorage<{ requestId: string }>();

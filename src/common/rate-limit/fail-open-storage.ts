@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+
+/** What the storage answers for one count (the throttler names it only internally). */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** How often a storage outage is logged while it lasts. */
 const LOG_EVERY_MS = 30_000;

@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { RateLimitBucket } from 'src/config/rate-limit-buckets';
+import type { RateLimitBucket } from 'src/common/rate-limit/rate-limit-buckets';
 
 export const RATE_LIMIT_KEY = 'rate-limit:buckets';
 export const NO_RATE_LIMIT_KEY = 'rate-limit:none';

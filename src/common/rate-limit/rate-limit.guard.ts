@@ -1,21 +1,14 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import {
-  InjectThrottlerOptions,
-  InjectThrottlerStorage,
-  ThrottlerGuard,
-  type ThrottlerModuleOptions,
-  type ThrottlerStorage,
-} from '@nestjs/throttler';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { RATE_LIMIT_BUCKETS } from 'src/common/rate-limit/rate-limit-buckets';
 import {
   NO_RATE_LIMIT_KEY,
   RATE_LIMIT_KEY,
   type RouteBucket,
 } from 'src/common/rate-limit/rate-limit.decorator';
 import { mostPressing, RateLimiter, type BucketState } from 'src/common/rate-limit/rate-limiter';
-import { RATE_LIMIT_BUCKETS } from 'src/config/rate-limit-buckets';
 
 type Request = FastifyRequest & { user?: AuthenticatedSession | null };
 
@@ -26,17 +19,13 @@ type Request = FastifyRequest & { user?: AuthenticatedSession | null };
  * only when limits are on (see AppModule).
  */
 @Injectable()
-export class RateLimitGuard extends ThrottlerGuard {
+export class RateLimitGuard implements CanActivate {
   constructor(
-    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
-    @InjectThrottlerStorage() storage: ThrottlerStorage,
-    reflector: Reflector,
+    private readonly reflector: Reflector,
     private readonly limiter: RateLimiter,
-  ) {
-    super(options, storage, reflector);
-  }
+  ) {}
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT_KEY, targets)) return true;
     const http = context.switchToHttp();

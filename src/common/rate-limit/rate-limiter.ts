@@ -1,12 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { entryBound } from 'src/common/cache/lru-bounds';
-import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
+import type { ThrottlerStorage } from '@nestjs/throttler';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
-import { AppConfig } from 'src/config/app-config';
-import { RATE_LIMIT_BUCKETS, type RateLimitBucket } from 'src/config/rate-limit-buckets';
+import {
+  RATE_LIMIT_BUCKETS,
+  type RateLimitBucket,
+  type RateLimitSettings,
+} from 'src/common/rate-limit/rate-limit-buckets';
+
+export const RATE_LIMIT_OPTIONS = Symbol('RATE_LIMIT_OPTIONS');
+/** The throttler storage the counters live in (see RateLimitModule). */
+export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
+
+export interface RateLimitOptions extends RateLimitSettings {
+  /** Prefix of every counter key in the storage. */
+  readonly keyPrefix: string;
+}
 
 /** Where a request stands in one bucket after being counted. */
 export interface BucketState {
@@ -28,28 +40,25 @@ interface HeaderTarget {
  */
 @Injectable()
 export class RateLimiter {
-  private readonly keyPrefix: string;
   /** Subjects this instance has seen refused, until when (epoch ms): checked without a round trip. */
   private readonly refusedUntil = new LRUCache<string, number>({ ...entryBound(50_000) });
 
   constructor(
-    @Inject(getStorageToken()) private readonly storage: ThrottlerStorage,
-    private readonly config: AppConfig,
-  ) {
-    this.keyPrefix = `${config.redisKeyPrefix}rate:`;
-  }
+    @Inject(RATE_LIMIT_STORAGE) private readonly storage: ThrottlerStorage,
+    @Inject(RATE_LIMIT_OPTIONS) private readonly options: RateLimitOptions,
+  ) {}
 
   get enabled(): boolean {
-    return this.config.rateLimits.enabled;
+    return this.options.enabled;
   }
 
   /** Counts one request of `who` (a user id or the client IP, as the bucket's scope says). */
   async count(bucket: RateLimitBucket, who: string): Promise<BucketState> {
-    const { limit, windowSeconds } = this.config.rateLimits.buckets[bucket];
+    const { limit, windowSeconds } = this.options.buckets[bucket];
     const windowMs = windowSeconds * 1000;
     const subject = subjectOf(bucket, who);
     const record = await this.storage.increment(
-      `${this.keyPrefix}${bucket}:${RATE_LIMIT_BUCKETS[bucket].scope}:${subject}`,
+      `${this.options.keyPrefix}${bucket}:${RATE_LIMIT_BUCKETS[bucket].scope}:${subject}`,
       windowMs,
       limit,
       windowMs,
@@ -80,7 +89,7 @@ export class RateLimiter {
       this.refusedUntil.delete(`${bucket}:${subject}`);
       return undefined;
     }
-    const { limit } = this.config.rateLimits.buckets[bucket];
+    const { limit } = this.options.buckets[bucket];
     return { bucket, limit, remaining: 0, resetSeconds, blocked: true };
   }
 

@@ -1,6 +1,5 @@
-import { Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { AppConfig } from 'src/config/app-config';
 
 /** Bounded waits for every Redis command: a slow or absent Redis must never hang a request. */
 const COMMAND_TIMEOUT_MS = 1_000;
@@ -28,11 +27,12 @@ export class RedisConnection implements OnApplicationShutdown {
     });
   }
 
-  static async open(config: AppConfig): Promise<RedisConnection> {
-    if (!config.redisUrl) return new RedisConnection(null);
+  /** `url`: REDIS_URL, or null to run without Redis. */
+  static async open(url: string | null): Promise<RedisConnection> {
+    if (!url) return new RedisConnection(null);
     const { default: RedisClient } = await import('ioredis');
     return new RedisConnection(
-      new RedisClient(config.redisUrl, {
+      new RedisClient(url, {
         connectTimeout: CONNECT_TIMEOUT_MS,
         // How long a closing socket may linger; the default 2 s would hold shutdown.
         disconnectTimeout: 200,
@@ -67,14 +67,14 @@ export class RedisConnection implements OnApplicationShutdown {
 }
 
 @Global()
-@Module({
-  providers: [
-    {
-      provide: RedisConnection,
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => RedisConnection.open(config),
-    },
-  ],
-  exports: [RedisConnection],
-})
-export class RedisModule {}
+@Module({})
+export class RedisModule {
+  /** `url`: REDIS_URL, or null to run without Redis. */
+  static forRoot(url: string | null): DynamicModule {
+    return {
+      module: RedisModule,
+      providers: [{ provide: RedisConnection, useFactory: () => RedisConnection.open(url) }],
+      exports: [RedisConnection],
+    };
+  }
+}

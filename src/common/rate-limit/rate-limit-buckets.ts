@@ -41,3 +41,13 @@ export function parseBudget(value: string): BucketBudget {
   if (!match) throw new Error(`not a budget: ${value}`);
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
 }
+
+/** The environment variable that sets each bucket's budget (`RATE_LIMIT_<BUCKET>`). */
+export type RateLimitVariable = (typeof RATE_LIMIT_BUCKETS)[RateLimitBucket]['env'];
+
+/** What the rate limits run on: built from the configuration (RATE_LIMITS_ENABLED, RATE_LIMIT_*). */
+export interface RateLimitSettings {
+  /** RATE_LIMITS_ENABLED=false turns every bucket off (load tests). */
+  readonly enabled: boolean;
+  readonly buckets: Readonly<Record<RateLimitBucket, BucketBudget>>;
+}

@@ -3,10 +3,11 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
 import { AppConfig } from 'src/config/app-config';
-import { ClientConfigDto } from 'src/config/dto/client-config.dto';
+import { ClientConfigDto } from 'src/client-config/dto/client-config.dto';
 
 @ApiTags('config')
 @Controller('config')
+/** Named for its route, `/config` (the OpenAPI operation id follows the class name). */
 export class ConfigController {
   private readonly clientConfig: ClientConfigDto;
 
