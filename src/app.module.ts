@@ -8,6 +8,8 @@ import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
 import { RateLimitGuard } from 'src/common/rate-limit/rate-limit.guard';
 import { RateLimitModule } from 'src/common/rate-limit/rate-limit.module';
+import { ClockModule } from 'src/common/time/clock';
+import { SharedCacheModule } from 'src/common/cache/shared-cache.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { AppConfig } from 'src/config/app-config';
@@ -28,8 +30,10 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule,
         ClientConfigModule,
         RedisModule.forRoot(config.redisUrl),
+        SharedCacheModule.forRoot(config.redisKeyPrefix),
         RateLimitModule.forRoot(config.rateLimits, config.redisKeyPrefix),
         DatabaseModule,
         ScheduleModule.forRoot(),

@@ -2,6 +2,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { SyncCommandsCommand } from 'src/commands/commands.commands';
 import { CommandsModule } from 'src/commands/commands.module';
+import { ClockModule } from 'src/common/time/clock';
+import { SharedCacheModule } from 'src/common/cache/shared-cache.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
@@ -29,7 +31,9 @@ export class CliModule {
       module: CliModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule,
         RedisModule.forRoot(config.redisUrl),
+        SharedCacheModule.forRoot(config.redisKeyPrefix),
         DatabaseModule,
         EventEmitterModule.forRoot(),
         UsersModule,

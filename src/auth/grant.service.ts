@@ -13,6 +13,7 @@ import { OAuth2GrantError, PlatformUnauthorizedError } from 'src/platform/platfo
 import { PlatformClient } from 'src/platform/platform.client';
 import type { OAuth2Grant } from 'src/platform/platform.types';
 import { LastLoginEndedEvent } from 'src/sessions/sessions.events';
+import { Clock } from 'src/common/time/clock';
 
 /** An access token this close to expiry is refreshed before use. */
 const REFRESH_MARGIN_MS = 60_000;
@@ -39,6 +40,7 @@ export class GrantService {
     private readonly platform: PlatformClient,
     private readonly redis: RedisConnection,
     private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   /** A grant outlives no login: when the user's last login session ends, it is revoked. */
@@ -105,7 +107,8 @@ export class GrantService {
     if (!user?.grantAccessToken || !user.grantRefreshToken || user.grantState === 'dead') {
       throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
     }
-    if ((user.grantExpiresAt?.getTime() ?? 0) - REFRESH_MARGIN_MS <= Date.now()) return null;
+    if ((user.grantExpiresAt?.getTime() ?? 0) - REFRESH_MARGIN_MS <= this.clock.nowMs())
+      return null;
     return this.cipher.decrypt(user.grantAccessToken, `${userId}:access`);
   }
 
@@ -142,7 +145,7 @@ export class GrantService {
     return {
       grantAccessToken: this.cipher.encrypt(grant.access_token, `${userId}:access`),
       grantRefreshToken: this.cipher.encrypt(grant.refresh_token, `${userId}:refresh`),
-      grantExpiresAt: new Date(Date.now() + grant.expires_in * 1000),
+      grantExpiresAt: new Date(this.clock.nowMs() + grant.expires_in * 1000),
       grantScopes: grant.scope,
       grantState: 'active',
     };

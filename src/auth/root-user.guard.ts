@@ -6,7 +6,8 @@ import { AppConfig } from 'src/config/app-config';
 
 /**
  * Lets only the bot's operators (`ROOT_USERS`) through; runs after the global authentication
- * guard, so the session is already resolved. Used on `/internal/*`.
+ * guard, so the session is already resolved. Used on `/internal/*` through `@UseGuards`, which
+ * builds it in the using module: no module provides it.
  */
 @Injectable()
 export class RootUserGuard implements CanActivate {

@@ -1,5 +1,5 @@
 import { ChannelType } from 'discord-api-types/v10';
-import { isThread } from 'src/guilds/permissions';
+import { isThread } from 'src/guilds/platform-permissions';
 
 export interface OrderedChannel {
   id: string;

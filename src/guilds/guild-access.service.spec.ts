@@ -3,9 +3,9 @@ import {
   type APIGuild,
   type APIGuildMember,
 } from 'discord-api-types/v10';
-import type { Clock } from 'src/common/clock';
+import type { Clock } from 'src/common/time/clock';
 import { GuildAccessService, type GuildChannel } from 'src/guilds/guild-access.service';
-import { isThread } from 'src/guilds/permissions';
+import { isThread } from 'src/guilds/platform-permissions';
 import type { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
 
@@ -58,7 +58,7 @@ function service(
       ),
     ...overrides,
   } as unknown as PlatformService;
-  const clock: Clock = { now: () => new Date(now) };
+  const clock: Clock = { now: () => new Date(now), nowMs: () => Date.parse(now) };
   return new GuildAccessService(platform, clock);
 }
 

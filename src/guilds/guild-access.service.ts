@@ -8,11 +8,11 @@ import type {
   APIThreadChannel,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
-import { Clock } from 'src/common/clock';
+import { Clock } from 'src/common/time/clock';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { displayOrder } from 'src/guilds/channel-order';
-import { basePermissions, channelPermissions, isThread } from 'src/guilds/permissions';
+import { basePermissions, channelPermissions, isThread } from 'src/guilds/platform-permissions';
 import {
   canActOn,
   canAssignRole,

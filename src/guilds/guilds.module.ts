@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from 'src/auth/auth.module';
-import { Clock } from 'src/common/clock';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { GuildInfoService } from 'src/guilds/guild-info.service';
 import { GuildsController } from 'src/guilds/guilds.controller';
@@ -10,7 +9,7 @@ import { UserGuildsService } from 'src/guilds/user-guilds.service';
 @Module({
   imports: [AuthModule],
   controllers: [GuildsController],
-  providers: [Clock, GuildAccessService, GuildInfoService, UserGuildsService],
+  providers: [GuildAccessService, GuildInfoService, UserGuildsService],
   exports: [GuildAccessService],
 })
 export class GuildsModule {}

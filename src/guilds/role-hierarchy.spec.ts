@@ -1,5 +1,5 @@
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
-import type { MemberLike } from 'src/guilds/permissions';
+import type { MemberLike } from 'src/guilds/platform-permissions';
 import {
   canActOn,
   canAssignRole,

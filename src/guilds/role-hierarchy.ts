@@ -5,7 +5,7 @@ import {
   type GuildLike,
   type MemberLike,
   type RoleLike,
-} from 'src/guilds/permissions';
+} from 'src/guilds/platform-permissions';
 
 /**
  * Role order and the hierarchy rules of discord-domain.md §3: a higher position ranks higher; at

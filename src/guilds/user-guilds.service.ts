@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { RESTAPIPartialCurrentUserGuild } from 'discord-api-types/v10';
 import { GrantService } from 'src/auth/grant.service';
 import { AppConfig } from 'src/config/app-config';
 import { guildIconUrl } from 'src/guilds/guild-icon';
 import type { UserGuildDto, UserGuildsDto } from 'src/guilds/dto/user-guilds.dto';
-import { PlatformCache } from 'src/platform/platform-cache';
+import type { SharedCache } from 'src/common/cache/shared-cache';
+import { PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
 
@@ -20,7 +21,7 @@ export class UserGuildsService {
     private readonly grants: GrantService,
     private readonly client: PlatformClient,
     private readonly platform: PlatformService,
-    private readonly cache: PlatformCache,
+    @Inject(PLATFORM_CACHE) private readonly cache: SharedCache,
     config: AppConfig,
   ) {
     this.ttlMs = config.platform.userGuildsCacheTtlSeconds * 1000;

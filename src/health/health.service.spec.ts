@@ -1,3 +1,4 @@
+import { Clock } from 'src/common/time/clock';
 import type { DataSource } from 'typeorm';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 import { HealthService, READINESS_REUSE_MS } from 'src/health/health.service';
@@ -22,7 +23,11 @@ describe('HealthService.readiness', () => {
           : Promise.reject(new Error('down'));
       },
     } as unknown as DataSource;
-    service = new HealthService(dataSource, { client: null } as unknown as RedisConnection);
+    service = new HealthService(
+      dataSource,
+      { client: null } as unknown as RedisConnection,
+      new Clock(),
+    );
   });
 
   afterEach(() => jest.useRealTimers());

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import type { CheckStatus, ReadinessChecksDto } from 'src/health/dto/health.dto';
+import { Clock } from 'src/common/time/clock';
 
 const PING_TIMEOUT_MS = 2_000;
 /**
@@ -18,6 +19,7 @@ export class HealthService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly redis: RedisConnection,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -25,7 +27,7 @@ export class HealthService {
    * less than READINESS_REUSE_MS ago, finished or still running, is shared.
    */
   readiness(): Promise<ReadinessChecksDto> {
-    const now = Date.now();
+    const now = this.clock.nowMs();
     if (this.last && now - this.last.startedAt < READINESS_REUSE_MS) return this.last.checks;
     this.last = { startedAt: now, checks: this.pingAll() };
     return this.last.checks;

@@ -1,7 +1,8 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from 'src/config/app-config';
 import { DemoController } from 'src/platform/demo.controller';
-import { PlatformCache } from 'src/platform/platform-cache';
+import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
+import { createPlatformCache, PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformConnection } from 'src/platform/platform-connection';
 import { PlatformHttp } from 'src/platform/platform-http';
 import { PlatformClient } from 'src/platform/platform.client';
@@ -46,10 +47,14 @@ export class PlatformModule {
               connection.clientId,
             ),
         },
-        PlatformCache,
+        {
+          provide: PLATFORM_CACHE,
+          inject: [SharedCacheFactory, AppConfig],
+          useFactory: createPlatformCache,
+        },
         PlatformService,
       ],
-      exports: [PlatformConnection, PlatformClient, PlatformCache, PlatformService],
+      exports: [PlatformConnection, PlatformClient, PLATFORM_CACHE, PlatformService],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type {
   APIGuild,
   APIGuildMember,
@@ -6,10 +6,13 @@ import type {
   APIThreadChannel,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
-import { PlatformCache } from 'src/platform/platform-cache';
+import type { SharedCache } from 'src/common/cache/shared-cache';
+import { AppConfig } from 'src/config/app-config';
+import { lookupTtl, PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { GUILD_PAGE, PlatformClient } from 'src/platform/platform.client';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { Lookup } from 'src/platform/platform.types';
+import { Clock } from 'src/common/time/clock';
 
 /**
  * The bot's guild list is paged (200 per call), so it is cached longer than single lookups; a guild
@@ -37,11 +40,16 @@ export class PlatformService {
   private botGuildSet: { list: BotGuildList; ids: ReadonlySet<string> } | null = null;
   /** Refreshes merge into the cached list one at a time, so none overwrites another's. */
   private merging: Promise<unknown> = Promise.resolve();
+  private readonly lookupTtl: (lookup: Lookup<unknown>) => number;
 
   constructor(
     private readonly client: PlatformClient,
-    private readonly cache: PlatformCache,
-  ) {}
+    @Inject(PLATFORM_CACHE) private readonly cache: SharedCache,
+    private readonly clock: Clock,
+    config: AppConfig,
+  ) {
+    this.lookupTtl = lookupTtl(config);
+  }
 
   /** The bot's own user, fetched once per process (again only if that call failed). */
   getBotUser(): Promise<APIUser> {
@@ -54,7 +62,7 @@ export class PlatformService {
 
   getGuild(guildId: string): Promise<Lookup<APIGuild>> {
     return this.cache.getOrLoad(`guild:${guildId}`, () => this.client.getGuild(guildId), {
-      ttlMs: this.cache.lookupTtl,
+      ttlMs: this.lookupTtl,
     });
   }
 
@@ -63,7 +71,7 @@ export class PlatformService {
       `channels:${guildId}`,
       () => this.client.getGuildChannels(guildId),
       {
-        ttlMs: this.cache.lookupTtl,
+        ttlMs: this.lookupTtl,
       },
     );
   }
@@ -76,7 +84,7 @@ export class PlatformService {
         // Only the threads are kept: the thread-member part is not used.
         return lookup.found ? { found: true as const, value: lookup.value.threads } : lookup;
       },
-      { ttlMs: this.cache.lookupTtl },
+      { ttlMs: this.lookupTtl },
     );
     return result as Lookup<APIThreadChannel[]>;
   }
@@ -85,7 +93,7 @@ export class PlatformService {
     return this.cache.getOrLoad(
       `member:${guildId}:${userId}`,
       () => this.client.getGuildMember(guildId, userId),
-      { ttlMs: this.cache.lookupTtl },
+      { ttlMs: this.lookupTtl },
     );
   }
 
@@ -95,10 +103,10 @@ export class PlatformService {
       BOT_GUILDS_KEY,
       async () => ({
         ids: (await this.client.getBotGuilds()).map((guild) => guild.id),
-        expiresAt: Date.now() + BOT_GUILDS_TTL_MS,
+        expiresAt: this.clock.nowMs() + BOT_GUILDS_TTL_MS,
       }),
       // A list merged by a refresh keeps the expiry of the list it was merged into.
-      { ttlMs: (loaded) => loaded.expiresAt - Date.now() },
+      { ttlMs: (loaded) => loaded.expiresAt - this.clock.nowMs() },
     );
     if (this.botGuildSet?.list !== list) this.botGuildSet = { list, ids: new Set(list.ids) };
     return this.botGuildSet.ids;
@@ -150,7 +158,7 @@ export class PlatformService {
     const cached = await this.cache.peek<BotGuildList>(BOT_GUILDS_KEY);
     const before = new Set(cached?.ids ?? []);
     const joined = [...found].filter((id) => !before.has(id));
-    const ttlMs = cached ? cached.expiresAt - Date.now() : 0;
+    const ttlMs = cached ? cached.expiresAt - this.clock.nowMs() : 0;
     // Without a cached list there is nothing to correct: the next read loads the whole list anew.
     if (cached && ttlMs > 0) {
       const left = new Set(checked.filter((id) => !found.has(id)));

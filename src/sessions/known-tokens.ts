@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { entryBound } from 'src/common/cache/lru-bounds';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
+import { Clock } from 'src/common/time/clock';
 
 /** In process, bounded by count only: a token stays known however long ago it was last seen. */
 export const MAX_KNOWN_TOKENS = 100_000;
@@ -30,6 +31,7 @@ export class KnownTokens {
   constructor(
     private readonly redis: RedisConnection,
     config: AppConfig,
+    private readonly clock: Clock,
   ) {
     this.keyPrefix = `${config.redisKeyPrefix}sessions:known:`;
   }
@@ -38,7 +40,7 @@ export class KnownTokens {
   remember(tokenHash: string, expiresAt: Date): void {
     const id = tokenHash.slice(0, ID_LENGTH);
     this.local.set(id, true);
-    const seconds = Math.ceil((expiresAt.getTime() - Date.now()) / 1000);
+    const seconds = Math.ceil((expiresAt.getTime() - this.clock.nowMs()) / 1000);
     if (seconds <= 0) return;
     this.redis.client
       ?.set(this.keyPrefix + id, '1', 'EX', Math.min(seconds, MARKER_MAX_SECONDS))

@@ -1,3 +1,4 @@
+import { Clock } from 'src/common/time/clock';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import type { DataSource, Repository } from 'typeorm';
@@ -38,6 +39,7 @@ function setUp(): {
   const repository = { query, update: jest.fn(() => Promise.resolve()) };
   const config = { redisKeyPrefix: 'test:' } as AppConfig;
   const redis = { client: null } as RedisConnection;
+  const clock = new Clock();
   const cache = new SessionCache();
   const invalidation = new SessionInvalidation(cache, redis, config);
   const service = new SessionsService(
@@ -45,9 +47,10 @@ function setUp(): {
     {} as DataSource,
     cache,
     invalidation,
-    new KnownTokens(redis, config),
+    new KnownTokens(redis, config, clock),
     config,
     new EventEmitter2(),
+    clock,
   );
   return { service, invalidation, query };
 }

@@ -18,6 +18,7 @@ import {
 } from 'src/sessions/session-token';
 import { SessionEntity, type SessionType } from 'src/sessions/session.entity';
 import { LastLoginEndedEvent } from 'src/sessions/sessions.events';
+import { Clock } from 'src/common/time/clock';
 
 /** `last_used_at` is written at most this often per session and process. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -53,6 +54,7 @@ export class SessionsService {
     private readonly knownTokens: KnownTokens,
     private readonly config: AppConfig,
     private readonly events: EventEmitter2,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -62,7 +64,7 @@ export class SessionsService {
   async authenticate(token: string): Promise<AuthenticatedSession | null> {
     if (!isWellFormedToken(token)) return null;
     const key = sessionTokenKey(token);
-    const now = Date.now();
+    const now = this.clock.nowMs();
     let entry = this.cache.get(key);
     if (entry && this.invalidation.isShared) {
       // An invalidation published before this request was sent is already in this process's
@@ -137,7 +139,7 @@ export class SessionsService {
         name: options.name,
         state: 'active',
         tokenHash,
-        expiresAt: new Date(Date.now() + options.ttlSeconds * 1000),
+        expiresAt: new Date(this.clock.nowMs() + options.ttlSeconds * 1000),
         lastUsedAt: null,
       }),
     );
@@ -173,14 +175,14 @@ export class SessionsService {
   /** The user's live sessions, newest first. */
   listLive(userId: string): Promise<SessionEntity[]> {
     return this.sessions.find({
-      where: { userId, expiresAt: MoreThan(new Date()) },
+      where: { userId, expiresAt: MoreThan(this.clock.now()) },
       order: { createdAt: 'DESC', id: 'DESC' },
     });
   }
 
   countLive(userId: string, type: SessionType, manager?: EntityManager): Promise<number> {
     const repository = manager ? manager.getRepository(SessionEntity) : this.sessions;
-    return repository.count({ where: { userId, type, expiresAt: MoreThan(new Date()) } });
+    return repository.count({ where: { userId, type, expiresAt: MoreThan(this.clock.now()) } });
   }
 
   /**

@@ -1,10 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager, ObjectLiteral } from 'typeorm';
-import type {
-  EditCheck,
-  PermissionGuild,
-  PermissionMember,
-} from 'src/settings/permissions/edit-checks';
+import type { EditCheck, PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
 import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/setting-schema';
 
 /** A stored row as the API shows it: column id → value. */

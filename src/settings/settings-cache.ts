@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { SharedCache } from 'src/common/cache/shared-cache';
+import type { SharedCache } from 'src/common/cache/shared-cache';
+import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 
@@ -42,10 +43,11 @@ export class SettingsCache {
 
   constructor(
     private readonly redis: RedisConnection,
+    caches: SharedCacheFactory,
     config: AppConfig,
   ) {
     this.versionPrefix = `${config.redisKeyPrefix}settings-version:`;
-    this.cache = new SharedCache(redis, config.redisKeyPrefix, {
+    this.cache = caches.create({
       namespace: 'settings',
       defaultTtlMs: TTL_MS,
       maxBytes: MAX_BYTES,

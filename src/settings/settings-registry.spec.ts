@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
-import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
+import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import type { SettingDefinition, SettingProvider } from 'src/settings/setting-definition';
 import type { ColumnSchema } from 'src/settings/schema/setting-schema';
 import { InvalidSettingsError, SettingsRegistry } from 'src/settings/settings-registry';

@@ -1,16 +1,13 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { GuildsModule } from 'src/guilds/guilds.module';
+import { PermissionsModule } from 'src/permissions/permissions.module';
 import { AuditlogSinksSetting } from 'src/settings/builtins/auditlog-sinks.setting';
 import { GuildMembersSetting } from 'src/settings/builtins/guildmembers.setting';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { LockdownSettingsSetting } from 'src/settings/builtins/lockdown-settings.setting';
 import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
 import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
-import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
-import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
-import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
 import { SettingsCache } from 'src/settings/settings-cache';
 import { SettingsController } from 'src/settings/settings.controller';
 import { SettingsRegistry } from 'src/settings/settings-registry';
@@ -21,17 +18,12 @@ import { SettingsService } from 'src/settings/settings.service';
  * `@DeclareSetting()` providers; the registry finds them at boot.
  */
 @Module({
-  imports: [
-    DiscoveryModule,
-    GuildsModule,
-    TypeOrmModule.forFeature([GuildRoleEntity, GuildMemberEntity]),
-  ],
+  imports: [DiscoveryModule, GuildsModule, PermissionsModule],
   controllers: [SettingsController],
   providers: [
     SettingsRegistry,
     SettingsCache,
     SettingsService,
-    MemberPermissionsService,
     GuildRolesSetting,
     GuildMembersSetting,
     AuditlogSinksSetting,

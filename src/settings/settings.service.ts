@@ -16,10 +16,10 @@ import {
   type GuildContext,
   type MemberAccess,
 } from 'src/guilds/guild-access.service';
-import { missingPermissions, permissionNames } from 'src/guilds/permissions';
-import type { PermissionGuild, PermissionMember } from 'src/settings/permissions/edit-checks';
-import { MemberPermissionsService } from 'src/settings/permissions/member-permissions.service';
-import { hasPerm } from 'src/settings/permissions/permission-string';
+import { missingPermissions, permissionNames } from 'src/guilds/platform-permissions';
+import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
+import { PermissionsService } from 'src/permissions/permissions.service';
+import { hasPerm } from 'src/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
 import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
@@ -33,6 +33,7 @@ import {
 } from 'src/settings/schema/setting-schema';
 import { MAX_VIEW_LIMIT } from 'src/settings/schema/validation-schema';
 import { denialMessage } from 'src/settings/settings-denials';
+import { Clock } from 'src/common/time/clock';
 
 export interface SettingResult {
   type: 'Ok';
@@ -68,9 +69,10 @@ export class SettingsService {
   constructor(
     private readonly registry: SettingsRegistry,
     private readonly guilds: GuildAccessService,
-    private readonly permissions: MemberPermissionsService,
+    private readonly permissions: PermissionsService,
     private readonly cache: SettingsCache,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
   ) {}
 
   /** Every module's settings, for a guild the bot is in (membership not required). */
@@ -254,7 +256,7 @@ export class SettingsService {
       });
       if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.code));
     }
-    const now = new Date();
+    const now = this.clock.now();
     let after: ObjectLiteral[] = [];
     let data: unknown;
     switch (operation) {

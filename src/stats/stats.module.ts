@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { RootUserGuard } from 'src/auth/root-user.guard';
-import { Clock } from 'src/common/clock';
 import { ShardStatusEntity } from 'src/stats/shard-status.entity';
 import { StatsController } from 'src/stats/stats.controller';
 import { StatsService } from 'src/stats/stats.service';
@@ -10,6 +8,6 @@ import { StatsService } from 'src/stats/stats.service';
 @Module({
   imports: [TypeOrmModule.forFeature([ShardStatusEntity])],
   controllers: [StatsController],
-  providers: [StatsService, Clock, RootUserGuard],
+  providers: [StatsService],
 })
 export class StatsModule {}

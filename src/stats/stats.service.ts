@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { SharedCache } from 'src/common/cache/shared-cache';
-import { Clock } from 'src/common/clock';
+import type { SharedCache } from 'src/common/cache/shared-cache';
+import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
+import { Clock } from 'src/common/time/clock';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { RedisConnection } from 'src/common/redis/redis.module';
-import { AppConfig } from 'src/config/app-config';
 import type { ShardReportDto, StoredShardDto } from 'src/stats/dto/shard-report.dto';
 import { summariseShards, type BotStats } from 'src/stats/shard-stats';
 import { ShardStatusEntity } from 'src/stats/shard-status.entity';
@@ -22,10 +21,9 @@ export class StatsService {
   constructor(
     @InjectRepository(ShardStatusEntity) private readonly shards: Repository<ShardStatusEntity>,
     private readonly clock: Clock,
-    redis: RedisConnection,
-    config: AppConfig,
+    caches: SharedCacheFactory,
   ) {
-    this.cache = new SharedCache(redis, config.redisKeyPrefix, {
+    this.cache = caches.create({
       namespace: 'stats',
       defaultTtlMs: STATS_TTL_MS,
       maxEntries: 1,

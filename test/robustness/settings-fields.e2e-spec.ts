@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { canonicalList } from 'src/settings/permissions/permission-string';
+import { canonicalList } from 'src/permissions/permission-string';
 import type {
   ColumnSchema,
   InnerColumnType,

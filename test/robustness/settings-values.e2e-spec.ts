@@ -1,5 +1,5 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { canonicalList } from 'src/settings/permissions/permission-string';
+import { canonicalList } from 'src/permissions/permission-string';
 import type {
   ColumnSchema,
   ExecutableOperation,

@@ -10,6 +10,7 @@ import {
   type RateLimitBucket,
   type RateLimitSettings,
 } from 'src/common/rate-limit/rate-limit-buckets';
+import { Clock } from 'src/common/time/clock';
 
 export const RATE_LIMIT_OPTIONS = Symbol('RATE_LIMIT_OPTIONS');
 /** The throttler storage the counters live in (see RateLimitModule). */
@@ -46,6 +47,7 @@ export class RateLimiter {
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: ThrottlerStorage,
     @Inject(RATE_LIMIT_OPTIONS) private readonly options: RateLimitOptions,
+    private readonly clock: Clock,
   ) {}
 
   get enabled(): boolean {
@@ -65,7 +67,10 @@ export class RateLimiter {
       bucket,
     );
     if (record.isBlocked) {
-      this.refusedUntil.set(`${bucket}:${subject}`, Date.now() + record.timeToBlockExpire * 1000);
+      this.refusedUntil.set(
+        `${bucket}:${subject}`,
+        this.clock.nowMs() + record.timeToBlockExpire * 1000,
+      );
     }
     return {
       bucket,
@@ -84,7 +89,7 @@ export class RateLimiter {
     const subject = subjectOf(bucket, who);
     const until = this.refusedUntil.get(`${bucket}:${subject}`);
     if (until === undefined) return undefined;
-    const resetSeconds = Math.ceil((until - Date.now()) / 1000);
+    const resetSeconds = Math.ceil((until - this.clock.nowMs()) / 1000);
     if (resetSeconds <= 0) {
       this.refusedUntil.delete(`${bucket}:${subject}`);
       return undefined;

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
-import { verifyMemberOverrideChange } from 'src/settings/permissions/edit-checks';
-import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
-import { canonicalList } from 'src/settings/permissions/permission-string';
+import { verifyMemberOverrideChange } from 'src/permissions/edit-checks';
+import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
+import { canonicalList } from 'src/permissions/permission-string';
 import {
   DeclareSetting,
   type SettingDefinition,

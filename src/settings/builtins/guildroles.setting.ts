@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
-import { verifyRoleEntryChange, type RoleEdit } from 'src/settings/permissions/edit-checks';
-import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
-import { canonicalList } from 'src/settings/permissions/permission-string';
+import { verifyRoleEntryChange, type RoleEdit } from 'src/permissions/edit-checks';
+import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
+import { canonicalList } from 'src/permissions/permission-string';
 import {
   DeclareSetting,
   type AuthorizationRequest,

@@ -6,7 +6,7 @@ import {
   type PermissionGuild,
   type PermissionMember,
   type RoleEdit,
-} from 'src/settings/permissions/edit-checks';
+} from 'src/permissions/edit-checks';
 import {
   canonical,
   canonicalList,
@@ -16,7 +16,7 @@ import {
   parsePermission,
   resolvePermissions,
   type Position,
-} from 'src/settings/permissions/permission-string';
+} from 'src/permissions/permission-string';
 import vectors from 'test/vectors/permission-string-vectors.json';
 
 interface Case<I, E> {

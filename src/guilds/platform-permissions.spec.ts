@@ -8,7 +8,7 @@ import {
   type ChannelLike,
   type GuildLike,
   type MemberLike,
-} from 'src/guilds/permissions';
+} from 'src/guilds/platform-permissions';
 import vectors from 'test/vectors/permission-vectors.json';
 
 interface PermissionVector {

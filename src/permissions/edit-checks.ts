@@ -5,7 +5,7 @@ import {
   hasPerm,
   resolvePermissions,
   type Position,
-} from 'src/settings/permissions/permission-string';
+} from 'src/permissions/permission-string';
 
 /**
  * Who may edit role entries (`guildroles`) and member overrides (`guildmembers`): the checks of

@@ -6,7 +6,7 @@ import {
   verifyRoleEntryChange,
   type PermissionGuild,
   type PermissionMember,
-} from 'src/settings/permissions/edit-checks';
+} from 'src/permissions/edit-checks';
 
 /** The cases where this service deliberately differs from the original (kittycat-rules.md preface). */
 const guild: PermissionGuild = {

@@ -1,26 +1,58 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, type Repository } from 'typeorm';
-import type { GuildContext } from 'src/guilds/guild-access.service';
+import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
 import {
   memberPermissions,
   type PermissionGuild,
   type PermissionMember,
-} from 'src/settings/permissions/edit-checks';
-import { GuildMemberEntity } from 'src/settings/permissions/guild-member.entity';
-import { GuildRoleEntity } from 'src/settings/permissions/guild-role.entity';
-import type { GuildSettingsCache } from 'src/settings/settings-cache';
+} from 'src/permissions/edit-checks';
+import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
+import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
+import { hasPerm } from 'src/permissions/permission-string';
+
+/**
+ * Where permission data is read through: a cache (the settings engine passes its per-guild cache,
+ * whose version moves with every settings write) or, inside a transaction, its `EntityManager`.
+ */
+export interface PermissionReads {
+  get<T>(key: string, loader: () => Promise<T>): Promise<T>;
+}
+
+/** Reads straight from the database. */
+const UNCACHED: PermissionReads = { get: (_key, loader) => loader() };
 
 /**
  * The bot's permission strings in a guild: the `guildroles` entries of the guild's Discord roles
- * and each member's `guildmembers` overrides, as the edit checks and `resolve` take them.
+ * and each member's `guildmembers` overrides. `may` answers any module's question ("may this member
+ * do `lockdown.create` here?"); the lower-level methods serve the settings engine's edit checks.
  */
 @Injectable()
-export class MemberPermissionsService {
+export class PermissionsService {
   constructor(
+    private readonly guilds: GuildAccessService,
     @InjectRepository(GuildRoleEntity) private readonly roles: Repository<GuildRoleEntity>,
     @InjectRepository(GuildMemberEntity) private readonly members: Repository<GuildMemberEntity>,
   ) {}
+
+  /**
+   * Whether the user holds `permission` (a permission string such as `lockdown.create`) in the
+   * guild. A user who is not a member holds none. Throws the guild lookup's errors (404 when the
+   * bot is not in the guild).
+   */
+  async may(guildId: string, userId: string, permission: string): Promise<boolean> {
+    return hasPerm(await this.permissionsOf(guildId, userId), permission);
+  }
+
+  /** The user's resolved permission strings in the guild; none for a non-member. */
+  async permissionsOf(guildId: string, userId: string): Promise<string[]> {
+    const context = await this.guilds.guildContext(guildId);
+    const access = await this.guilds.memberOf(context, userId);
+    if (!access) return [];
+    const guild = await this.guild(context, UNCACHED);
+    const member = await this.member(guildId, userId, access.member.roles, UNCACHED);
+    return this.resolved(guild, member);
+  }
 
   private readonly built = new WeakMap<
     GuildContext,
@@ -35,7 +67,7 @@ export class MemberPermissionsService {
    */
   async guild(
     context: GuildContext,
-    via: GuildSettingsCache | EntityManager,
+    via: PermissionReads | EntityManager,
   ): Promise<PermissionGuild> {
     const load = async (roles: Repository<GuildRoleEntity>): Promise<StoredEntry[]> =>
       (await roles.find({ where: { guild_id: context.guild.id } })).map((e) => ({
@@ -79,7 +111,7 @@ export class MemberPermissionsService {
     guildId: string,
     userId: string,
     discordRoles: readonly string[],
-    via: GuildSettingsCache | EntityManager,
+    via: PermissionReads | EntityManager,
   ): Promise<PermissionMember> {
     const load = async (members: Repository<GuildMemberEntity>): Promise<string[]> => {
       const stored = await members.findOne({ where: { guild_id: guildId, user_id: userId } });

@@ -1,0 +1,79 @@
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { PermissionsService } from 'src/permissions/permissions.service';
+import { useTestApp } from 'test/support/test-app';
+import { actor, GUILD, ok, ROLE } from 'test/settings/settings-support';
+
+/** What any module gets from the permissions module: "may this member do X in this guild?". */
+describe('PermissionsService for other modules', () => {
+  const t = useTestApp();
+  const permissions = (): PermissionsService => t().app.get(PermissionsService);
+
+  beforeAll(async () => {
+    const owner = await actor(t(), DEMO_IDS.alice);
+    ok(
+      await owner.exec('guildroles', 'Create', {
+        role_id: ROLE.moderator,
+        perms: ['lockdown.*', '~lockdown.delete', 'commands.view'],
+        index: 2,
+      }),
+    );
+    ok(
+      await owner.exec('guildmembers', 'Create', {
+        user_id: DEMO_IDS.carol,
+        perm_overrides: ['lockdown.create'],
+      }),
+    );
+    ok(
+      await owner.exec('guildmembers', 'Create', {
+        user_id: DEMO_IDS.dave,
+        perm_overrides: ['global.*'],
+      }),
+    );
+  });
+
+  it('answers from the role entries of the member’s Discord roles, negations included', async () => {
+    // The demo user holds the Moderator role.
+    await expect(permissions().may(GUILD, DEMO_IDS.demoUser, 'lockdown.create')).resolves.toBe(
+      true,
+    );
+    await expect(permissions().may(GUILD, DEMO_IDS.demoUser, 'lockdown.delete')).resolves.toBe(
+      false,
+    );
+    await expect(permissions().may(GUILD, DEMO_IDS.demoUser, 'guildroles.view')).resolves.toBe(
+      false,
+    );
+  });
+
+  it('answers from a member’s own overrides', async () => {
+    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.create')).resolves.toBe(true);
+    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.update')).resolves.toBe(false);
+  });
+
+  it('gives the guild owner everything', async () => {
+    await expect(permissions().may(GUILD, DEMO_IDS.alice, 'anything.at.all')).resolves.toBe(true);
+  });
+
+  it('gives a non-member nothing, even what was granted to them directly', async () => {
+    await expect(permissions().permissionsOf(GUILD, DEMO_IDS.dave)).resolves.toEqual([]);
+    await expect(permissions().may(GUILD, DEMO_IDS.dave, 'lockdown.view')).resolves.toBe(false);
+  });
+
+  it('sees a change made through the settings API at once', async () => {
+    const owner = await actor(t(), DEMO_IDS.alice);
+    ok(
+      await owner.exec('guildmembers', 'Update', {
+        user_id: DEMO_IDS.carol,
+        perm_overrides: ['lockdown.update'],
+      }),
+    );
+    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.update')).resolves.toBe(true);
+    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.create')).resolves.toBe(false);
+  });
+
+  it('refuses a guild the bot is not in with 404 NotFound', async () => {
+    await expect(permissions().may('1', DEMO_IDS.alice, 'lockdown.view')).rejects.toMatchObject({
+      code: 'NotFound',
+      status: 404,
+    });
+  });
+});
