@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { SettingRowEntity } from 'src/settings/setting-row';
+import { SettingRowEntity } from 'src/database/setting-row.entity';
 
 /** How one built-in command behaves in one guild. */
 @Entity({ name: 'command_configs' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { SettingRowEntity } from 'src/settings/setting-row';
+import { SettingRowEntity } from 'src/database/setting-row.entity';
 
 /** A `guildmembers` entry: permission strings given to one member directly. */
 @Entity({ name: 'guild_members' })

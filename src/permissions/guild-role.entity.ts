@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { SettingRowEntity } from 'src/settings/setting-row';
+import { SettingRowEntity } from 'src/database/setting-row.entity';
 
 /** A `guildroles` entry: the permission strings a Discord role grants, and its rank (`index`). */
 @Entity({ name: 'guild_roles' })

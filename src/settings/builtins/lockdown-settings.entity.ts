@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { SettingRowEntity } from 'src/settings/setting-row';
+import { SettingRowEntity } from 'src/database/setting-row.entity';
 
 /** How the bot locks the guild down. */
 @Entity({ name: 'lockdown_settings' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { SettingRowEntity } from 'src/settings/setting-row';
+import { SettingRowEntity } from 'src/database/setting-row.entity';
 
 /** Automatic protection against raids and impersonation. */
 @Entity({ name: 'protection' })
