@@ -209,12 +209,24 @@ describe('the admin CLI', () => {
   });
 
   it.each([
-    [['users:ban', 'abc'], 'Error: user_id must be a snowflake (1-20 digits)'],
+    [
+      ['users:ban', 'abc'],
+      'Error: user_id must be a snowflake (a decimal id of at most 20 digits)',
+    ],
     [['users:ban', '999'], 'Error: No user 999'],
     [['sessions:ban', 'nope'], 'Error: session_id must be a UUID'],
     [
       ['tokens:create', '--user', '1', '--name', 'x', '--expiry', '10'],
-      'Error: --expiry must be at least 60 seconds',
+      'Error: Invalid request: expiry must not be less than 60',
+    ],
+    // The API's own rules: a name the API refuses is refused here too.
+    [
+      ['tokens:create', '--user', '1', '--name', 'tab\there'],
+      'Error: Invalid request: name must not contain control characters',
+    ],
+    [
+      ['tokens:create', '--user', '1', '--name', 'x'.repeat(65)],
+      'Error: Invalid request: name must be shorter than or equal to 64 characters',
     ],
     [['tokens:create', '--user', '1'], "error: required option '--name <name>' not specified"],
     [['no-such-command'], "error: unknown command 'no-such-command'"],

@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import { TokenCipher } from 'src/auth/token-cipher';
 import { UserEntity } from 'src/users/user.entity';
+import { SingleFlight } from 'src/common/async/single-flight';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { acquireRedisLock, type ReleaseLock } from 'src/common/redis/redis-lock';
@@ -32,7 +33,7 @@ const RELOGIN_MESSAGE = 'Your Discord authorization has expired or was revoked; 
 @Injectable()
 export class GrantService {
   private readonly logger = new Logger(GrantService.name);
-  private readonly refreshing = new Map<string, Promise<string>>();
+  private readonly refreshing = new SingleFlight<string>();
 
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
@@ -65,12 +66,7 @@ export class GrantService {
   async accessTokenFor(userId: string): Promise<string> {
     const current = await this.validAccessToken(userId);
     if (current) return current;
-    let refresh = this.refreshing.get(userId);
-    if (!refresh) {
-      refresh = this.refreshWithLock(userId).finally(() => this.refreshing.delete(userId));
-      this.refreshing.set(userId, refresh);
-    }
-    return refresh;
+    return this.refreshing.run(userId, () => this.refreshWithLock(userId));
   }
 
   /**

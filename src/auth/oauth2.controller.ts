@@ -6,7 +6,7 @@ import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.dec
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
-import { SessionCreatedDto } from 'src/sessions/dto/session.dto';
+import { sessionCreatedDto, SessionCreatedDto } from 'src/sessions/dto/session.dto';
 
 @ApiTags('auth')
 @Controller('oauth2')
@@ -25,17 +25,11 @@ export class OAuth2Controller {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.ApiBanned)
   async create(@Body() body: OAuth2LoginDto): Promise<SessionCreatedDto> {
     const { issued, profile } = await this.login.login(body.code, body.redirect_uri);
-    return {
-      user_id: profile.id,
-      token: issued.token,
-      session_id: issued.session.id,
-      expiry: issued.session.expiresAt.toISOString(),
-      user: {
-        id: profile.id,
-        username: profile.username,
-        global_name: profile.global_name ?? null,
-        avatar: profile.avatar ?? null,
-      },
-    };
+    return sessionCreatedDto(issued, {
+      id: profile.id,
+      username: profile.username,
+      global_name: profile.global_name ?? null,
+      avatar: profile.avatar ?? null,
+    });
   }
 }

@@ -16,7 +16,7 @@ import {
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { LOG_LEVELS, type LogLevel } from 'src/common/logging/log-level';
-import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
+import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import { BUDGET_PATTERN, RATE_LIMIT_BUCKETS } from 'src/common/rate-limit/rate-limit-buckets';
 import { parseTrustProxy } from 'src/config/trust-proxy';
 
@@ -143,7 +143,7 @@ export class EnvironmentSchema {
 
   @Transform(emptyToUndefined)
   @IsOptional()
-  @Matches(SNOWFLAKE_PATTERN, { message: 'DISCORD_CLIENT_ID must be a snowflake (1-20 digits)' })
+  @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('DISCORD_CLIENT_ID') })
   DISCORD_CLIENT_ID?: string;
 
   @Transform(emptyToUndefined)
@@ -200,7 +200,7 @@ export class EnvironmentSchema {
   @Transform(emptyToUndefined)
   @IsOptional()
   @Matches(SNOWFLAKE_PATTERN, {
-    message: 'MAIN_SERVER must be a guild id (a snowflake of 1-20 digits)',
+    message: 'MAIN_SERVER must be a guild id (a snowflake: a decimal id of at most 20 digits)',
   })
   MAIN_SERVER?: string;
 

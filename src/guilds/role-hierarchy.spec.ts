@@ -4,6 +4,7 @@ import {
   canActOn,
   canAssignRole,
   compareRoles,
+  highestHeldRole,
   highestRole,
   sortRolesByHierarchy,
   type HierarchyRole,
@@ -61,6 +62,16 @@ describe('role order', () => {
     ['tie broken by age', ['3000000000000000009', '3000000000000000003'], '3000000000000000003'],
   ])('highest role: %s', (_name, held, expected) => {
     expect(highestRole(guild, held).id).toBe(expected);
+  });
+
+  it.each([
+    ['no roles: none', [], undefined],
+    ['unknown ids are ignored', ['42'], undefined],
+    ['@everyone only when listed', [GUILD], GUILD],
+    ['the best of several', ['3000000000000000009', '3000000000000000002'], '3000000000000000002'],
+    ['tie broken by age', ['3000000000000000009', '3000000000000000003'], '3000000000000000003'],
+  ])('highest held role: %s', (_name, held, expected) => {
+    expect(highestHeldRole(roles, held)?.id).toBe(expected);
   });
 });
 

@@ -17,8 +17,14 @@ export interface HierarchyRole extends RoleLike {
   managed?: boolean;
 }
 
+/** What ranks a role: its position, then its id. */
+export interface RankedRole {
+  readonly id: string;
+  readonly position: number;
+}
+
 /** Positive when `a` ranks above `b`, negative when below, 0 for the same role. */
-export function compareRoles(a: RoleLike, b: RoleLike): number {
+export function compareRoles(a: RankedRole, b: RankedRole): number {
   if (a.position !== b.position) return a.position - b.position;
   const idA = BigInt(a.id);
   const idB = BigInt(b.id);
@@ -26,8 +32,22 @@ export function compareRoles(a: RoleLike, b: RoleLike): number {
 }
 
 /** The roles from the highest-ranking down to @everyone. */
-export function sortRolesByHierarchy<T extends RoleLike>(roles: readonly T[]): T[] {
+export function sortRolesByHierarchy<T extends RankedRole>(roles: readonly T[]): T[] {
   return [...roles].sort((a, b) => compareRoles(b, a));
+}
+
+/** The highest-ranking of the roles the member holds (@everyone aside); undefined for none. */
+export function highestHeldRole<T extends RankedRole>(
+  roles: readonly T[],
+  memberRoles: readonly string[],
+): T | undefined {
+  const held = new Set(memberRoles);
+  let highest: T | undefined;
+  for (const role of roles) {
+    if (!held.has(role.id)) continue;
+    if (!highest || compareRoles(role, highest) > 0) highest = role;
+  }
+  return highest;
 }
 
 /** The member's highest-ranking role; @everyone for a member without roles. */
@@ -35,14 +55,11 @@ export function highestRole<T extends RoleLike>(
   guild: GuildLike & { roles: readonly T[] },
   memberRoles: readonly string[],
 ): T {
-  const held = new Set(memberRoles);
-  let highest: T | undefined;
-  for (const role of guild.roles) {
-    if (role.id !== guild.id && !held.has(role.id)) continue;
-    if (!highest || compareRoles(role, highest) > 0) highest = role;
-  }
-  if (!highest) throw new Error(`guild ${guild.id} has no @everyone role`);
-  return highest;
+  const roles: readonly T[] = guild.roles;
+  const everyone = roles.find((role) => role.id === guild.id);
+  if (!everyone) throw new Error(`guild ${guild.id} has no @everyone role`);
+  const held = highestHeldRole(roles, memberRoles);
+  return held && compareRoles(held, everyone) > 0 ? held : everyone;
 }
 
 export type HierarchyCheck = { allowed: true } | { allowed: false; reason: string };

@@ -1,4 +1,4 @@
-import { compareRoles } from 'src/guilds/role-hierarchy';
+import { compareRoles, highestHeldRole } from 'src/guilds/role-hierarchy';
 import {
   checkPatchChanges,
   describePatchCheck,
@@ -83,13 +83,13 @@ export function verifyRoleEntryChange(
   edit: RoleEdit,
 ): EditCheck {
   if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
-  const authorTop = highestRoleOf(guild, author);
+  const authorTop = highestHeldRole(guild.roles, author.roles);
   if (!authorTop) return deny('no_discord_roles');
   const manager = memberPermissions(guild, author);
   const lowest = lowestIndex(guild, author);
   const isBelowAuthor = (roleId: string): boolean => {
     const role = guild.roles.find((r) => r.id === roleId);
-    return role !== undefined && compareRoles(authorTop, { ...role, permissions: '0' }) > 0;
+    return role !== undefined && compareRoles(authorTop, role) > 0;
   };
 
   if (edit.op === 'Reorder') {
@@ -159,18 +159,4 @@ function patch(
 ): EditCheck {
   const check = checkPatchChanges(manager, current, next);
   return check.ok ? ALLOW : deny(`patch:${describePatchCheck(check)}`);
-}
-
-function highestRoleOf(
-  guild: PermissionGuild,
-  member: PermissionMember,
-): { id: string; position: number; permissions: string } | undefined {
-  const held = new Set(member.roles);
-  let top: { id: string; position: number; permissions: string } | undefined;
-  for (const role of guild.roles) {
-    if (!held.has(role.id)) continue;
-    const candidate = { ...role, permissions: '0' };
-    if (!top || compareRoles(candidate, top) > 0) top = candidate;
-  }
-  return top;
 }

@@ -1,3 +1,5 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { UsersService } from 'src/users/users.service';
 import { cliReachNote } from 'src/common/auth/session-reach';
@@ -8,7 +10,9 @@ import {
   requireUuid,
 } from 'src/common/cli/cli-arguments';
 import { RedisConnection } from 'src/common/redis/redis.module';
+import { summariseDetails, toErrorDetails } from 'src/common/validation/validation-details';
 import { AppConfig } from 'src/config/app-config';
+import { CreateSessionDto } from 'src/sessions/dto/create-session.dto';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 interface CreateTokenOptions {
@@ -32,10 +36,12 @@ export class CreateTokenCommand extends CommandRunner {
 
   async run(_arguments: string[], options: CreateTokenOptions): Promise<void> {
     const userId = requireSnowflake(options.user, '--user');
-    const name = options.name?.trim();
-    if (!name || name.length > 64) throw new CliError('--name must be 1 to 64 characters');
     const expiry = options.expiry ?? this.config.sessions.apiTokenMaxTtlSeconds;
-    if (expiry < 60) throw new CliError('--expiry must be at least 60 seconds');
+    // The API's own rules (POST /sessions), so the CLI accepts exactly what the API accepts.
+    const request = plainToInstance(CreateSessionDto, { name: options.name, type: 'api', expiry });
+    const problems = toErrorDetails(validateSync(request));
+    if (problems.length > 0) throw new CliError(summariseDetails(problems));
+    const { name } = request;
     await this.users.ensureExists(userId);
     const { session, token } = await this.sessions.issueApiToken(userId, name, expiry);
     console.log(

@@ -17,7 +17,12 @@ import { CurrentSession } from 'src/common/decorators/current-session.decorator'
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { CreateSessionDto } from 'src/sessions/dto/create-session.dto';
-import { CurrentSessionDto, SessionCreatedDto, SessionListDto } from 'src/sessions/dto/session.dto';
+import {
+  CurrentSessionDto,
+  sessionCreatedDto,
+  SessionCreatedDto,
+  SessionListDto,
+} from 'src/sessions/dto/session.dto';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 const sessionIdPipe = new ParseUUIDPipe({
@@ -85,13 +90,7 @@ export class SessionsController {
     @Body() body: CreateSessionDto,
   ): Promise<SessionCreatedDto> {
     const issued = await this.sessions.issueApiToken(session.userId, body.name, body.expiry);
-    return {
-      user_id: issued.session.userId,
-      token: issued.token,
-      session_id: issued.session.id,
-      expiry: issued.session.expiresAt.toISOString(),
-      user: null,
-    };
+    return sessionCreatedDto(issued, null);
   }
 
   @Delete(':session_id')

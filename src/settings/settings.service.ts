@@ -34,6 +34,7 @@ import {
 import { MAX_VIEW_LIMIT } from 'src/settings/schema/validation-schema';
 import { denialMessage } from 'src/settings/settings-denials';
 import { Clock } from 'src/common/time/clock';
+import { summariseDetails } from 'src/common/validation/validation-details';
 
 export interface SettingResult {
   type: 'Ok';
@@ -362,10 +363,11 @@ function offers(setting: RegisteredSetting, operation: ExecutableOperation): boo
 }
 
 function invalid(details: ErrorDetail[]): AppException {
-  const first = details[0]?.message ?? 'invalid fields';
-  const more =
-    details.length > 1 ? ` (and ${details.length - 1} more problem(s), see details)` : '';
-  return new AppException(ErrorCode.BadRequest, `Invalid fields: ${first}${more}`, details);
+  return new AppException(
+    ErrorCode.BadRequest,
+    summariseDetails(details, 'Invalid fields'),
+    details,
+  );
 }
 
 function storedColumns(setting: RegisteredSetting): ColumnSchema[] {

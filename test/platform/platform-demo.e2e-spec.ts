@@ -57,9 +57,17 @@ describe('demo mode', () => {
       ['an unknown user', '123', 404, 'NotFound'],
       ['a malformed id', 'abc', 400, 'BadRequest'],
       ['an id that is too long', '1'.repeat(21), 400, 'BadRequest'],
+      // The one snowflake rule of every route: no leading zeros, at most 2^64 - 1.
+      ['an id with a leading zero', '01100000000000000013', 400, 'BadRequest'],
+      ['an id beyond 64 bits', '18446744073709551616', 400, 'BadRequest'],
     ])('refuses %s', async (_label, userId, status, code) => {
       const res = await t().http().get(`/demo/oauth2-code?user_id=${userId}`).expect(status);
       expect(res.body.code).toBe(code);
+      if (status === 400) {
+        expect(res.body.message).toBe(
+          'Invalid request: user_id must be a snowflake (a decimal id of at most 20 digits)',
+        );
+      }
     });
 
     it('refuses unknown query parameters', async () => {

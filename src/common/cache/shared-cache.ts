@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { SingleFlight } from 'src/common/async/single-flight';
 import { entryBound } from 'src/common/cache/lru-bounds';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 
@@ -75,7 +76,7 @@ export class SharedCache {
   private readonly localTtlMs: number | undefined;
   private readonly sized: boolean;
   /** Loads under way when there is no local copy: concurrent requests still share one load. */
-  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly inFlight = new SingleFlight<unknown>();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -200,12 +201,7 @@ export class SharedCache {
   }
 
   private loadShared(key: string, context: LoadContext): Promise<unknown> {
-    let load = this.inFlight.get(key);
-    if (!load) {
-      load = this.load(key, context).finally(() => this.inFlight.delete(key));
-      this.inFlight.set(key, load);
-    }
-    return load;
+    return this.inFlight.run(key, () => this.load(key, context));
   }
 
   private async load(key: string, { loader, ttl, refresh }: LoadContext): Promise<unknown> {

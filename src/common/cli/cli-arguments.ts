@@ -1,4 +1,4 @@
-import { isSnowflake } from 'src/common/validation/snowflake';
+import { isSnowflake, notASnowflake } from 'src/common/validation/snowflake';
 
 /** A problem with a command's input or outcome: printed as one line, exit code 1. */
 export class CliError extends Error {
@@ -11,7 +11,7 @@ export class CliError extends Error {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function requireSnowflake(value: string | undefined, name: string): string {
-  if (!isSnowflake(value)) throw new CliError(`${name} must be a snowflake (1-20 digits)`);
+  if (!isSnowflake(value)) throw new CliError(notASnowflake(name));
   return value;
 }
 

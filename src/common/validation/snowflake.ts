@@ -33,13 +33,18 @@ export function isSnowflake(value: unknown): value is string {
   return typeof value === 'string' && SNOWFLAKE_PATTERN.test(value);
 }
 
+/** What is said of a value that is not a snowflake, wherever one is refused. */
+export function notASnowflake(name: string): string {
+  return `${name} must be a snowflake (a decimal id of at most 20 digits)`;
+}
+
 /** Validates a snowflake path parameter: anything else is 400 `BadRequest` naming the parameter. */
 export class ParseSnowflakePipe implements PipeTransform<unknown, string> {
   constructor(private readonly name: string) {}
 
   transform(value: unknown): string {
     if (isSnowflake(value)) return value;
-    const message = `${this.name} must be a snowflake (a decimal id of at most 20 digits)`;
+    const message = notASnowflake(this.name);
     throw new AppException(ErrorCode.BadRequest, message, [{ field: this.name, message }]);
   }
 }

@@ -10,11 +10,17 @@ export function toErrorDetails(errors: readonly ValidationError[], parentPath = 
   });
 }
 
-/** One line summarising the details, used as the error's `message`. */
-export function summariseDetails(details: readonly ErrorDetail[]): string {
+/**
+ * One line summarising the details, used as the error's `message`: the heading, the first problem
+ * and how many more there are.
+ */
+export function summariseDetails(
+  details: readonly ErrorDetail[],
+  heading = 'Invalid request',
+): string {
   if (details.length === 0) return 'The request is invalid';
   const [first] = details;
   const more =
     details.length > 1 ? ` (and ${details.length - 1} more problem(s), see details)` : '';
-  return `Invalid request: ${first.message}${more}`;
+  return `${heading}: ${first.message}${more}`;
 }

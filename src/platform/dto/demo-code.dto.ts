@@ -1,4 +1,5 @@
 import { IsOptional, Matches } from 'class-validator';
+import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 
 export class DemoCodeQueryDto {
   /**
@@ -6,7 +7,7 @@ export class DemoCodeQueryDto {
    * @example "1100000000000000010"
    */
   @IsOptional()
-  @Matches(/^\d{1,20}$/, { message: 'user_id must be a snowflake (1-20 digits)' })
+  @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('user_id') })
   user_id?: string;
 }
 

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { SessionType } from 'src/common/auth/authenticated-session';
+import type { IssuedSession } from 'src/sessions/sessions.service';
 
 /** The session of the request (`GET /sessions/@me`). */
 export class CurrentSessionDto {
@@ -82,4 +83,18 @@ export class SessionCreatedDto {
   /** The user's profile for a login; null for an API token. */
   @ApiProperty({ type: LoginUserDto, nullable: true })
   user!: LoginUserDto | null;
+}
+
+/** The answer to a new session (`POST /oauth2` with the user's profile, `POST /sessions` without). */
+export function sessionCreatedDto(
+  issued: IssuedSession,
+  user: LoginUserDto | null,
+): SessionCreatedDto {
+  return {
+    user_id: issued.session.userId,
+    token: issued.token,
+    session_id: issued.session.id,
+    expiry: issued.session.expiresAt.toISOString(),
+    user,
+  };
 }
