@@ -4,6 +4,7 @@ import {
   describePatchCheck,
   hasPerm,
   resolvePermissions,
+  type PatchCheck,
   type Position,
 } from 'src/permissions/permission-string';
 
@@ -35,14 +36,40 @@ export interface PermissionMember {
   overrides: readonly string[];
 }
 
-export type EditCheck = { allowed: true } | { allowed: false; code: string };
+/** Why an edit is refused (kittycat-rules.md §10): a reason, and what it is about. */
+export type EditDenial =
+  | {
+      reason:
+        | 'no_discord_roles'
+        | 'role_not_in_guild'
+        | 'role_has_no_entry'
+        | 'discord_hierarchy'
+        | 'new_index_not_below_author'
+        | 'current_index_above_author'
+        | 'target_outranks_author';
+    }
+  | { reason: 'missing_perm'; permission: string }
+  | { reason: 'patch'; patch: Exclude<PatchCheck, { ok: true }> };
+
+export type EditCheck = { allowed: true } | { allowed: false; denial: EditDenial };
 
 const ALLOW: EditCheck = { allowed: true };
-const deny = (code: string): EditCheck => ({ allowed: false, code });
+const deny = (denial: EditDenial): EditCheck => ({ allowed: false, denial });
+type PlainReason = Exclude<EditDenial, { reason: 'missing_perm' | 'patch' }>['reason'];
+const refuse = (reason: PlainReason): EditCheck => deny({ reason });
 
 /** `allow` or `deny:<code>`, as the reference vectors write it. */
 export function describeEditCheck(check: EditCheck): string {
-  return check.allowed ? 'allow' : `deny:${check.code}`;
+  if (check.allowed) return 'allow';
+  const { denial } = check;
+  switch (denial.reason) {
+    case 'missing_perm':
+      return `deny:missing_perm:${denial.permission}`;
+    case 'patch':
+      return `deny:patch:${describePatchCheck(denial.patch)}`;
+    default:
+      return `deny:${denial.reason}`;
+  }
 }
 
 /** The entries of the member's roles, in the member's role order (roles without one are skipped). */
@@ -84,7 +111,7 @@ export function verifyRoleEntryChange(
 ): EditCheck {
   if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
   const authorTop = highestHeldRole(guild.roles, author.roles);
-  if (!authorTop) return deny('no_discord_roles');
+  if (!authorTop) return refuse('no_discord_roles');
   const manager = memberPermissions(guild, author);
   const lowest = lowestIndex(guild, author);
   const isBelowAuthor = (roleId: string): boolean => {
@@ -93,40 +120,41 @@ export function verifyRoleEntryChange(
   };
 
   if (edit.op === 'Reorder') {
-    if (!hasPerm(manager, 'guildroles.reorder')) return deny('missing_perm:guildroles.reorder');
+    if (!hasPerm(manager, 'guildroles.reorder'))
+      return deny({ reason: 'missing_perm', permission: 'guildroles.reorder' });
     for (const item of edit.items) {
-      if (!guild.roles.some((role) => role.id === item.roleId)) return deny('role_not_in_guild');
+      if (!guild.roles.some((role) => role.id === item.roleId)) return refuse('role_not_in_guild');
       const entry = guild.entries.get(item.roleId);
-      if (!entry) return deny('role_has_no_entry');
+      if (!entry) return refuse('role_has_no_entry');
       if (entry.index === item.index) continue;
-      if (!isBelowAuthor(item.roleId)) return deny('discord_hierarchy');
-      if (item.index <= lowest) return deny('new_index_not_below_author');
-      if (entry.index < lowest) return deny('current_index_above_author');
+      if (!isBelowAuthor(item.roleId)) return refuse('discord_hierarchy');
+      if (item.index <= lowest) return refuse('new_index_not_below_author');
+      if (entry.index < lowest) return refuse('current_index_above_author');
     }
     return ALLOW;
   }
 
   if (!guild.roles.some((role) => role.id === edit.roleId)) {
     // An entry of a role deleted on Discord may always be cleaned up.
-    return edit.op === 'Delete' ? ALLOW : deny('role_not_in_guild');
+    return edit.op === 'Delete' ? ALLOW : refuse('role_not_in_guild');
   }
-  if (!isBelowAuthor(edit.roleId)) return deny('discord_hierarchy');
+  if (!isBelowAuthor(edit.roleId)) return refuse('discord_hierarchy');
   const gate = `guildroles.${edit.op.toLowerCase()}`;
-  if (!hasPerm(manager, gate)) return deny(`missing_perm:${gate}`);
+  if (!hasPerm(manager, gate)) return deny({ reason: 'missing_perm', permission: gate });
   const stored = guild.entries.get(edit.roleId);
 
   if (edit.op === 'Create') {
-    if (edit.index <= lowest) return deny('new_index_not_below_author');
+    if (edit.index <= lowest) return refuse('new_index_not_below_author');
     return patch(manager, [], edit.perms);
   }
   if (edit.op === 'Update') {
-    if (edit.index <= lowest) return deny('new_index_not_below_author');
-    if (!stored) return deny('role_has_no_entry');
-    if (stored.index < lowest) return deny('current_index_above_author');
+    if (edit.index <= lowest) return refuse('new_index_not_below_author');
+    if (!stored) return refuse('role_has_no_entry');
+    if (stored.index < lowest) return refuse('current_index_above_author');
     return patch(manager, stored.perms, edit.perms);
   }
-  if (!stored) return deny('role_has_no_entry');
-  if (stored.index <= lowest) return deny('current_index_above_author');
+  if (!stored) return refuse('role_has_no_entry');
+  if (stored.index <= lowest) return refuse('current_index_above_author');
   return patch(manager, stored.perms, []);
 }
 
@@ -142,11 +170,11 @@ export function verifyMemberOverrideChange(
 ): EditCheck {
   if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
   if (lowestIndex(guild, target) < lowestIndex(guild, author)) {
-    return deny('target_outranks_author');
+    return refuse('target_outranks_author');
   }
   const manager = memberPermissions(guild, author);
   const gate = `guildmembers.${edit.op.toLowerCase()}`;
-  if (!hasPerm(manager, gate)) return deny(`missing_perm:${gate}`);
+  if (!hasPerm(manager, gate)) return deny({ reason: 'missing_perm', permission: gate });
   // Create replaces whatever the target had, so it is checked against that, like Update.
   const next = edit.op === 'Delete' ? [] : edit.overrides;
   return patch(manager, overridesOf(guild, target), next);
@@ -158,5 +186,5 @@ function patch(
   next: readonly string[],
 ): EditCheck {
   const check = checkPatchChanges(manager, current, next);
-  return check.ok ? ALLOW : deny(`patch:${describePatchCheck(check)}`);
+  return check.ok ? ALLOW : deny({ reason: 'patch', patch: check });
 }

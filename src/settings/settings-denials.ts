@@ -1,24 +1,27 @@
-/** What each edit-check refusal (kittycat-rules.md §10) tells the caller. */
-const MESSAGES: Readonly<Record<string, string>> = {
-  no_discord_roles: 'You need a Discord role in this guild to manage role permissions',
-  role_not_in_guild: 'That role is not a role of this guild',
-  role_has_no_entry: 'That role has no permission entry',
-  discord_hierarchy: 'Your highest Discord role must be above that role',
-  new_index_not_below_author: 'The index must rank below your own (a higher number than yours)',
-  current_index_above_author: 'That entry ranks at or above your own',
-  target_outranks_author: 'That member ranks above you',
-};
+import type { EditDenial } from 'src/permissions/edit-checks';
 
-export function denialMessage(code: string): string {
-  if (code.startsWith('missing_perm:')) {
-    return `You need the permission ${code.slice('missing_perm:'.length)} in this guild`;
+/** What each edit-check refusal (kittycat-rules.md §10) tells the caller. */
+export function denialMessage(denial: EditDenial): string {
+  switch (denial.reason) {
+    case 'missing_perm':
+      return `You need the permission ${denial.permission} in this guild`;
+    case 'patch':
+      return denial.patch.error === 'NoPermission'
+        ? `You cannot grant or remove ${denial.patch.permission}: you do not hold it`
+        : `You cannot change ${denial.patch.wildcard} unless the entry keeps ${denial.patch.negator}, which limits you`;
+    case 'no_discord_roles':
+      return 'You need a Discord role in this guild to manage role permissions';
+    case 'role_not_in_guild':
+      return 'That role is not a role of this guild';
+    case 'role_has_no_entry':
+      return 'That role has no permission entry';
+    case 'discord_hierarchy':
+      return 'Your highest Discord role must be above that role';
+    case 'new_index_not_below_author':
+      return 'The index must rank below your own (a higher number than yours)';
+    case 'current_index_above_author':
+      return 'That entry ranks at or above your own';
+    case 'target_outranks_author':
+      return 'That member ranks above you';
   }
-  if (code.startsWith('patch:NoPermission:')) {
-    return `You cannot grant or remove ${code.slice('patch:NoPermission:'.length)}: you do not hold it`;
-  }
-  if (code.startsWith('patch:LacksNegatorForWildcard:')) {
-    const [wildcard, negator] = code.slice('patch:LacksNegatorForWildcard:'.length).split(':');
-    return `You cannot change ${wildcard} unless the entry keeps ${negator}, which limits you`;
-  }
-  return MESSAGES[code] ?? 'Not allowed';
 }

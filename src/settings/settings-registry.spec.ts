@@ -38,6 +38,13 @@ function feedbackWith(column: ColumnSchema, entity?: SettingDefinition['entity']
   };
 }
 
+/** The feedback fixture without one of its columns. */
+function feedbackWithout(columnId: string): SettingProvider {
+  const { definition } = new FeedbackSetting();
+  const columns = definition.schema.columns.filter((c) => c.id !== columnId);
+  return { definition: { ...definition, schema: { ...definition.schema, columns } } };
+}
+
 const cooldown = (inner: ColumnSchema['column_type']['inner']): ColumnSchema => ({
   id: 'cooldown',
   name: 'Cooldown',
@@ -81,22 +88,22 @@ describe('the settings registry at boot', () => {
     [
       'bounds beyond the column type',
       feedbackWith(cooldown({ type: 'Integer', min: 0, max: 2 ** 31 })),
-      'feedback_topics: column "cooldown": the bounds [0, 2147483648] exceed integer ([-2147483648, 2147483647])',
+      'feedback_topics (entity FeedbackTopicEntity): column "cooldown": the bounds [0, 2147483648] exceed integer ([-2147483648, 2147483647])',
     ],
     [
       'a fraction into an integer column',
       feedbackWith(cooldown({ type: 'Float', min: 0, max: 1 })),
-      'feedback_topics: column "cooldown": Float values cannot be stored in integer',
+      'feedback_topics (entity FeedbackTopicEntity): column "cooldown": Float values cannot be stored in integer',
     ],
     [
       'a nullable column stored NOT NULL',
       feedbackWith({ ...cooldown({ type: 'Integer', min: 0, max: 9 }), nullable: true }),
-      'feedback_topics: column "cooldown": declared nullable, but NOT NULL in the entity',
+      'feedback_topics (entity FeedbackTopicEntity): column "cooldown": declared nullable, but NOT NULL in the entity',
     ],
     [
       'a column the entity lacks',
       feedbackWith({ ...cooldown({ type: 'Boolean' }), id: 'muted' }),
-      'feedback_topics: column "muted": the entity has no such column',
+      'feedback_topics (entity FeedbackTopicEntity): column "muted": the entity has no such column',
     ],
     [
       'a string longer than its varchar',
@@ -105,7 +112,7 @@ describe('the settings registry at boot', () => {
         id: 'topic',
         primary_key: true,
       }),
-      'feedback_topics: column "topic": values may be 33 characters long, but character varying(32) holds 32',
+      'feedback_topics (entity FeedbackTopicEntity): column "topic": values may be 33 characters long, but character varying(32) holds 32',
     ],
     [
       'a string with no max_length in a varchar',
@@ -114,23 +121,31 @@ describe('the settings registry at boot', () => {
         id: 'topic',
         primary_key: true,
       }),
-      'feedback_topics: column "topic": values may be 4000 characters long, but character varying(32) holds 32',
+      'feedback_topics (entity FeedbackTopicEntity): column "topic": values may be 4000 characters long, but character varying(32) holds 32',
     ],
     [
       'an interval in an integer column',
       feedbackWith(cooldown({ type: 'String', kind: 'interval' })),
-      'feedback_topics: column "cooldown": String values cannot be stored in integer',
+      'feedback_topics (entity FeedbackTopicEntity): column "cooldown": String values cannot be stored in integer',
     ],
     [
       'an entity TypeORM does not know',
       feedbackWith(cooldown({ type: 'Integer', min: 0, max: 9 }), ProtectionEntity),
-      'feedback_topics: the entity is not registered with TypeORM',
+      'feedback_topics (entity ProtectionEntity): the entity is not registered with TypeORM',
     ],
-  ])('refuses to boot with %s, naming the setting and column', async (_name, provider, problem) => {
-    const registry = await registryOf(provider);
-    expect(() => registry.onModuleInit()).toThrow(InvalidSettingsError);
-    expect(() => registry.onModuleInit()).toThrow(problem);
-  });
+    [
+      'an entity column the setting does not declare',
+      feedbackWithout('cooldown'),
+      'feedback_topics (entity FeedbackTopicEntity): the entity\'s column "cooldown" is NOT NULL without a default, and the setting does not declare it: no row could be written',
+    ],
+  ])(
+    'refuses to boot with %s, naming the setting, the entity and the column',
+    async (_name, provider, problem) => {
+      const registry = await registryOf(provider);
+      expect(() => registry.onModuleInit()).toThrow(InvalidSettingsError);
+      expect(() => registry.onModuleInit()).toThrow(problem);
+    },
+  );
 
   it('publishes the bounds of the column type where a declaration gives none', async () => {
     const registry = await registryOf(feedbackWith(cooldown({ type: 'Integer', min: 0 })));

@@ -49,11 +49,13 @@ export class SettingsRegistry implements OnModuleInit {
     for (const definition of definitions) {
       const columns = this.storedColumns(definition.entity);
       if (columns === null) {
-        problems.push(`${definition.schema.id}: the entity is not registered with TypeORM`);
+        problems.push(
+          `${definition.schema.id} (entity ${definition.entity.name}): the entity is not registered with TypeORM`,
+        );
         continue;
       }
       stored.set(definition, columns);
-      problems.push(...storageProblems(definition.schema, columns));
+      problems.push(...storageProblems(definition.schema, definition.entity.name, columns));
     }
     if (problems.length > 0) throw new InvalidSettingsError(problems);
     for (const definition of definitions) {
@@ -80,6 +82,11 @@ export class SettingsRegistry implements OnModuleInit {
       precision: column.precision ?? null,
       scale: column.scale ?? null,
       nullable: column.isNullable,
+      hasDefault:
+        column.default !== undefined ||
+        column.isGenerated ||
+        column.isCreateDate ||
+        column.isUpdateDate,
     }));
   }
 

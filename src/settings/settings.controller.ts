@@ -1,5 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Get, Header, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -9,7 +8,7 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
-import { SerializedResult, SettingsService } from 'src/settings/settings.service';
+import { SettingsService } from 'src/settings/settings.service';
 
 @ApiTags('settings')
 @Auth()
@@ -38,15 +37,13 @@ export class SettingsController {
   @ApiOperation({ summary: 'Run a setting operation: View, Create, Update, Delete or Reorder' })
   @ApiOkResponse({ type: SettingResultDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
-  async execute(
+  // The engine answers a SettingResultDto already encoded as JSON.
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  execute(
     @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @Body() body: ExecuteSettingDto,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<SettingResultDto | Buffer> {
-    const result = await this.settings.execute(guildId, session.userId, body);
-    if (!(result instanceof SerializedResult)) return result;
-    void reply.type('application/json; charset=utf-8');
-    return result.json;
+  ): Promise<Buffer> {
+    return this.settings.execute(guildId, session.userId, body);
   }
 }

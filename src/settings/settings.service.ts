@@ -1,13 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import {
-  DataSource,
-  IsNull,
-  type EntityManager,
-  type ObjectLiteral,
-  type Repository,
-} from 'typeorm';
+import { DataSource, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
 import { isUniqueViolation } from 'src/common/errors/database-errors';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -16,7 +9,6 @@ import {
   type GuildContext,
   type MemberAccess,
 } from 'src/guilds/guild-access.service';
-import { missingPermissions, permissionNames } from 'src/guilds/platform-permissions';
 import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
 import { PermissionsService } from 'src/permissions/permissions.service';
 import { hasPerm } from 'src/permissions/permission-string';
@@ -25,29 +17,26 @@ import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
 import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
 import { lockGuildSettings } from 'src/settings/settings-lock';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
+import { primaryKeyOf, type ExecutableOperation } from 'src/settings/schema/setting-schema';
+import { botProblems, referenceProblems } from 'src/settings/setting-checks';
 import {
-  isStored,
-  primaryKeyOf,
-  type ColumnSchema,
-  type ExecutableOperation,
-} from 'src/settings/schema/setting-schema';
+  autoFilled,
+  defaultOrder,
+  describeKey,
+  generateKeys,
+  keyOf,
+  offers,
+  stableJson,
+  storedColumns,
+  toApi,
+  toEntity,
+  valuesOf,
+  viewFilters,
+} from 'src/settings/setting-rows';
 import { MAX_VIEW_LIMIT } from 'src/settings/schema/validation-schema';
 import { denialMessage } from 'src/settings/settings-denials';
 import { Clock } from 'src/common/time/clock';
 import { summariseDetails } from 'src/common/validation/validation-details';
-
-export interface SettingResult {
-  type: 'Ok';
-  data: unknown;
-}
-
-/**
- * A View answer already serialised (`{"type":"Ok","data":[…]}`) and encoded: cached, so repeated
- * reads of a large setting are neither serialised nor encoded again.
- */
-export class SerializedResult {
-  constructor(readonly json: Buffer) {}
-}
 
 interface Caller {
   context: GuildContext;
@@ -56,8 +45,6 @@ interface Caller {
   /** A non-member holds no permission strings, whatever is stored for them. */
   isMember: boolean;
 }
-
-const AUTO_COLUMNS = ['created_at', 'created_by', 'last_updated_at', 'last_updated_by'] as const;
 
 /**
  * The settings engine (DESIGN §7): for any declared setting, checks the operation, the caller's
@@ -82,11 +69,16 @@ export class SettingsService {
     return this.registry.groups();
   }
 
+  /**
+   * Runs one operation and answers its JSON (`{"type":"Ok","data":…}`), encoded: a View answer
+   * comes from the guild's cache that way, so repeated reads of a large setting are neither
+   * serialised nor encoded again.
+   */
   async execute(
     guildId: string,
     userId: string,
     request: { setting: string; operation: ExecutableOperation; fields: unknown },
-  ): Promise<SettingResult | SerializedResult> {
+  ): Promise<Buffer> {
     const setting = this.registry.get(request.setting);
     if (!setting) throw new AppException(ErrorCode.NotFound, `Unknown setting ${request.setting}`);
     const operation = request.operation;
@@ -115,9 +107,7 @@ export class SettingsService {
       ];
       if (problems.length > 0) throw invalid(problems);
     }
-    if (operation === 'View') {
-      return new SerializedResult(await this.view(setting, guildId, checked.fields, cache));
-    }
+    if (operation === 'View') return this.view(setting, guildId, checked.fields, cache);
     // Platform lookups happen before the guild's lock is taken: while it is held, only the
     // database is waited on, so writers queued behind it do not hold connections for long.
     const members = await this.membersNamedIn(setting, caller.context, checked.fields);
@@ -130,7 +120,7 @@ export class SettingsService {
       return this.change(manager, setting, locked, operation, checked.fields, members);
     });
     await this.cache.changed(guildId);
-    return { type: 'Ok', data };
+    return Buffer.from(JSON.stringify({ type: 'Ok', data }));
   }
 
   private async caller(
@@ -255,7 +245,7 @@ export class SettingsService {
         memberOf: (userId) => this.memberOf(caller.context, userId, manager, members),
         manager,
       });
-      if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.code));
+      if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.denial));
     }
     const now = this.clock.now();
     let after: ObjectLiteral[] = [];
@@ -347,21 +337,6 @@ async function insertNew(
   }
 }
 
-/** JSON with object keys sorted, so equal queries give equal cache keys. */
-function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
-      : v,
-  );
-}
-
-function offers(setting: RegisteredSetting, operation: ExecutableOperation): boolean {
-  return operation === 'Reorder'
-    ? setting.schema.index_by !== null
-    : setting.schema.operations.includes(operation);
-}
-
 function invalid(details: ErrorDetail[]): AppException {
   return new AppException(
     ErrorCode.BadRequest,
@@ -370,164 +345,8 @@ function invalid(details: ErrorDetail[]): AppException {
   );
 }
 
-function storedColumns(setting: RegisteredSetting): ColumnSchema[] {
-  return setting.schema.columns.filter(isStored);
-}
-
-function isTimestamp(column: ColumnSchema): boolean {
-  const type = column.column_type;
-  return type.type === 'Scalar' && type.inner.type === 'String' && type.inner.kind === 'timestamp';
-}
-
-/** API values → entity values (timestamps become dates). */
-function toEntity(setting: RegisteredSetting, values: SettingRow): ObjectLiteral {
-  const entity: ObjectLiteral = {};
-  for (const column of storedColumns(setting)) {
-    if (!(column.id in values)) continue;
-    const value = values[column.id];
-    entity[column.id] = isTimestamp(column) && typeof value === 'string' ? new Date(value) : value;
-  }
-  return entity;
-}
-
-/** View filters as a `where`: null matches an empty value (TypeORM refuses a bare null). */
-function viewFilters(setting: RegisteredSetting, filters: SettingRow): ObjectLiteral {
-  return Object.fromEntries(
-    Object.entries(toEntity(setting, filters)).map(([id, value]) => [
-      id,
-      value === null ? IsNull() : value,
-    ]),
-  );
-}
-
-/** Entity → API row (dates as ISO 8601); with `forClient`, columns hidden on View are left out. */
-function toApi(setting: RegisteredSetting, entity: ObjectLiteral, forClient: boolean): SettingRow {
-  const row: SettingRow = {};
-  for (const column of storedColumns(setting)) {
-    if (forClient && column.hidden.includes('View')) continue;
-    const value: unknown = entity[column.id];
-    row[column.id] = value instanceof Date ? value.toISOString() : (value ?? null);
-  }
-  return row;
-}
-
-function keyOf(setting: RegisteredSetting, values: SettingRow): Record<string, unknown> {
-  return Object.fromEntries(
-    primaryKeyOf(setting.schema).map((column) => [column.id, values[column.id]]),
-  );
-}
-
-function describeKey(setting: RegisteredSetting, values: SettingRow): string {
-  return Object.entries(keyOf(setting, values))
-    .map(([id, value]) => `${id} ${String(value)}`)
-    .join(', ');
-}
-
 function alreadyExists(setting: RegisteredSetting, values: SettingRow): AppException {
   const message = `${setting.schema.id} already has an entry ${describeKey(setting, values)}; use Update`;
   const field = primaryKeyOf(setting.schema)[0]?.id ?? 'fields';
   return new AppException(ErrorCode.BadRequest, message, [{ field, message }]);
-}
-
-/** A UUID primary key that clients cannot set on Create is generated. */
-function generateKeys(setting: RegisteredSetting, values: SettingRow): void {
-  for (const column of primaryKeyOf(setting.schema)) {
-    const type = column.column_type;
-    const uuid =
-      type.type === 'Scalar' && type.inner.type === 'String' && type.inner.kind === 'uuid';
-    if (uuid && column.readonly.includes('Create')) values[column.id] = randomUUID();
-  }
-}
-
-/** `created_*` on Create and `last_updated_*` always, for the columns the setting declares. */
-function autoFilled(
-  setting: RegisteredSetting,
-  userId: string,
-  now: Date,
-  created: boolean,
-): ObjectLiteral {
-  const declared = new Set(setting.schema.columns.map((column) => column.id));
-  const values: Record<(typeof AUTO_COLUMNS)[number], unknown> = {
-    created_at: now,
-    created_by: userId,
-    last_updated_at: now,
-    last_updated_by: userId,
-  };
-  return Object.fromEntries(
-    AUTO_COLUMNS.filter((id) => declared.has(id) && (created || id.startsWith('last_'))).map(
-      (id) => [id, values[id]],
-    ),
-  );
-}
-
-function defaultOrder(setting: RegisteredSetting): Record<string, 'ASC' | 'DESC'> {
-  const order: Record<string, 'ASC' | 'DESC'> = {};
-  if (setting.schema.index_by) order[setting.schema.index_by] = 'ASC';
-  for (const column of primaryKeyOf(setting.schema)) order[column.id] = 'ASC';
-  return order;
-}
-
-/** Role and channel values must name a role or channel of this guild. */
-function referenceProblems(
-  setting: RegisteredSetting,
-  context: GuildContext,
-  fields: unknown,
-): ErrorDetail[] {
-  const problems: ErrorDetail[] = [];
-  const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
-  for (const column of storedColumns(setting)) {
-    const type = column.column_type;
-    if (type.type === 'Widget' || type.inner.type !== 'String') continue;
-    const kind = type.inner.kind;
-    if (kind !== 'role' && kind !== 'channel') continue;
-    for (const row of rows) {
-      for (const value of valuesOf(row[column.id])) {
-        const known = kind === 'role' ? context.role(value) : context.channel(value);
-        if (!known) {
-          problems.push({ field: column.id, message: `${value} is not a ${kind} of this guild` });
-        }
-      }
-    }
-  }
-  return problems;
-}
-
-/** The bot must hold what the setting needs it to do, in the guild and in the channels named. */
-function botProblems(
-  setting: RegisteredSetting,
-  context: GuildContext,
-  fields: unknown,
-): ErrorDetail[] {
-  const needs = setting.botNeeds;
-  if (!needs) return [];
-  const problems: ErrorDetail[] = [];
-  if (needs.guild !== undefined) {
-    const missing = missingPermissions(context.bot.basePermissions, needs.guild);
-    if (missing !== 0n) {
-      problems.push({
-        field: 'fields',
-        message: `The bot needs ${permissionNames(missing).join(', ')} in this guild`,
-      });
-    }
-  }
-  const row = Array.isArray(fields) ? {} : (fields as SettingRow);
-  for (const [columnId, required] of Object.entries(needs.channelColumns ?? {})) {
-    for (const channelId of valuesOf(row[columnId])) {
-      const channel = context.channel(channelId);
-      if (!channel) continue;
-      const missing = missingPermissions(context.bot.permissionsIn(channel), required);
-      if (missing !== 0n) {
-        problems.push({
-          field: columnId,
-          message: `The bot needs ${permissionNames(missing).join(', ')} in channel ${channelId}`,
-        });
-      }
-    }
-  }
-  return problems;
-}
-
-function valuesOf(value: unknown): string[] {
-  if (typeof value === 'string') return [value];
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }

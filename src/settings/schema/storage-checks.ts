@@ -16,6 +16,8 @@ export interface StoredColumn {
   precision: number | null;
   scale: number | null;
   nullable: boolean;
+  /** The database fills it when a row is written without it (a default, or generated). */
+  hasDefault: boolean;
 }
 
 /** The widest range of a number column: what JavaScript numbers hold exactly. */
@@ -44,22 +46,42 @@ const KIND_MAX_LENGTH: Partial<Record<StringKind, number>> = {
   permission: 129,
 };
 
+/** The column every setting's rows carry without declaring it: the engine scopes rows with it. */
+const ENGINE_COLUMN = 'guild_id';
+
 /**
- * Where a setting's declared columns do not fit the entity that stores them, so that a value
- * the validator accepts could still be refused by PostgreSQL (a 500): missing columns, a null
- * into NOT NULL, numbers beyond the column type, strings longer than `varchar(n)`, a type that
- * cannot hold the value. Each problem is "<setting>: …"; the engine refuses to boot with any.
+ * Where a setting's declared columns and the entity that stores them disagree, so that a value
+ * the validator accepts could still be refused by PostgreSQL (a 500), or a row could not be
+ * written at all: a declared column the entity lacks, an entity column the setting does not
+ * declare and the database cannot fill, a null into NOT NULL, numbers beyond the column type,
+ * strings longer than `varchar(n)`, a type that cannot hold the value. Each problem names the
+ * setting and the entity; the engine refuses to boot with any.
  */
-export function storageProblems(schema: SettingSchema, stored: readonly StoredColumn[]): string[] {
+export function storageProblems(
+  schema: SettingSchema,
+  entity: string,
+  stored: readonly StoredColumn[],
+): string[] {
   const byProperty = new Map(stored.map((column) => [column.property, column]));
   const problems: string[] = [];
-  if (!byProperty.has('guild_id')) {
-    problems.push(`${schema.id}: the entity has no guild_id column to scope rows by guild`);
+  const origin = `${schema.id} (entity ${entity})`;
+  if (!byProperty.has(ENGINE_COLUMN)) {
+    problems.push(`${origin}: the entity has no guild_id column to scope rows by guild`);
+  }
+  const declared = new Set(schema.columns.filter(isStored).map((column) => column.id));
+  if (writes(schema)) {
+    for (const column of stored) {
+      if (column.property === ENGINE_COLUMN || declared.has(column.property)) continue;
+      if (column.nullable || column.hasDefault) continue;
+      problems.push(
+        `${origin}: the entity's column "${column.property}" is NOT NULL without a default, and the setting does not declare it: no row could be written`,
+      );
+    }
   }
   for (const column of schema.columns.filter(isStored)) {
     const target = byProperty.get(column.id);
     const say = (problem: string): void =>
-      void problems.push(`${schema.id}: column "${column.id}": ${problem}`);
+      void problems.push(`${origin}: column "${column.id}": ${problem}`);
     if (!target) {
       say('the entity has no such column');
       continue;
@@ -68,6 +90,11 @@ export function storageProblems(schema: SettingSchema, stored: readonly StoredCo
     for (const problem of typeProblems(column, target)) say(problem);
   }
   return problems;
+}
+
+/** Whether the engine ever writes the setting's rows. */
+function writes(schema: SettingSchema): boolean {
+  return schema.index_by !== null || schema.operations.some((operation) => operation !== 'View');
 }
 
 function typeProblems(column: ColumnSchema, target: StoredColumn): string[] {

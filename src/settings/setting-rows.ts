@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { IsNull, type ObjectLiteral } from 'typeorm';
+import type { SettingRow } from 'src/settings/setting-definition';
+import type { RegisteredSetting } from 'src/settings/settings-registry';
+import {
+  isStored,
+  primaryKeyOf,
+  type ColumnSchema,
+  type ExecutableOperation,
+} from 'src/settings/schema/setting-schema';
+
+/**
+ * The settings engine's pure row handling: API rows to entities and back, keys, filters, the
+ * columns the engine fills in, and cache keys. No database, no Nest.
+ */
+
+const AUTO_COLUMNS = ['created_at', 'created_by', 'last_updated_at', 'last_updated_by'] as const;
+
+/** JSON with object keys sorted, so equal queries give equal cache keys. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+}
+
+export function offers(setting: RegisteredSetting, operation: ExecutableOperation): boolean {
+  return operation === 'Reorder'
+    ? setting.schema.index_by !== null
+    : setting.schema.operations.includes(operation);
+}
+
+export function storedColumns(setting: RegisteredSetting): ColumnSchema[] {
+  return setting.schema.columns.filter(isStored);
+}
+
+export function isTimestamp(column: ColumnSchema): boolean {
+  const type = column.column_type;
+  return type.type === 'Scalar' && type.inner.type === 'String' && type.inner.kind === 'timestamp';
+}
+
+/** API values → entity values (timestamps become dates). */
+export function toEntity(setting: RegisteredSetting, values: SettingRow): ObjectLiteral {
+  const entity: ObjectLiteral = {};
+  for (const column of storedColumns(setting)) {
+    if (!(column.id in values)) continue;
+    const value = values[column.id];
+    entity[column.id] = isTimestamp(column) && typeof value === 'string' ? new Date(value) : value;
+  }
+  return entity;
+}
+
+/** View filters as a `where`: null matches an empty value (TypeORM refuses a bare null). */
+export function viewFilters(setting: RegisteredSetting, filters: SettingRow): ObjectLiteral {
+  return Object.fromEntries(
+    Object.entries(toEntity(setting, filters)).map(([id, value]) => [
+      id,
+      value === null ? IsNull() : value,
+    ]),
+  );
+}
+
+/** Entity → API row (dates as ISO 8601); with `forClient`, columns hidden on View are left out. */
+export function toApi(
+  setting: RegisteredSetting,
+  entity: ObjectLiteral,
+  forClient: boolean,
+): SettingRow {
+  const row: SettingRow = {};
+  for (const column of storedColumns(setting)) {
+    if (forClient && column.hidden.includes('View')) continue;
+    const value: unknown = entity[column.id];
+    row[column.id] = value instanceof Date ? value.toISOString() : (value ?? null);
+  }
+  return row;
+}
+
+export function keyOf(setting: RegisteredSetting, values: SettingRow): Record<string, unknown> {
+  return Object.fromEntries(
+    primaryKeyOf(setting.schema).map((column) => [column.id, values[column.id]]),
+  );
+}
+
+export function describeKey(setting: RegisteredSetting, values: SettingRow): string {
+  return Object.entries(keyOf(setting, values))
+    .map(([id, value]) => `${id} ${String(value)}`)
+    .join(', ');
+}
+
+/** A UUID primary key that clients cannot set on Create is generated. */
+export function generateKeys(setting: RegisteredSetting, values: SettingRow): void {
+  for (const column of primaryKeyOf(setting.schema)) {
+    const type = column.column_type;
+    const uuid =
+      type.type === 'Scalar' && type.inner.type === 'String' && type.inner.kind === 'uuid';
+    if (uuid && column.readonly.includes('Create')) values[column.id] = randomUUID();
+  }
+}
+
+/** `created_*` on Create and `last_updated_*` always, for the columns the setting declares. */
+export function autoFilled(
+  setting: RegisteredSetting,
+  userId: string,
+  now: Date,
+  created: boolean,
+): ObjectLiteral {
+  const declared = new Set(setting.schema.columns.map((column) => column.id));
+  const values: Record<(typeof AUTO_COLUMNS)[number], unknown> = {
+    created_at: now,
+    created_by: userId,
+    last_updated_at: now,
+    last_updated_by: userId,
+  };
+  return Object.fromEntries(
+    AUTO_COLUMNS.filter((id) => declared.has(id) && (created || id.startsWith('last_'))).map(
+      (id) => [id, values[id]],
+    ),
+  );
+}
+
+export function defaultOrder(setting: RegisteredSetting): Record<string, 'ASC' | 'DESC'> {
+  const order: Record<string, 'ASC' | 'DESC'> = {};
+  if (setting.schema.index_by) order[setting.schema.index_by] = 'ASC';
+  for (const column of primaryKeyOf(setting.schema)) order[column.id] = 'ASC';
+  return order;
+}
+
+export function valuesOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
