@@ -3,6 +3,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PlatformClient } from 'src/platform/platform.client';
 import { databaseOf, emulatorOf, loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 describe('platform grants', () => {
   const t = useTestApp();
@@ -45,7 +46,7 @@ describe('platform grants', () => {
   it('marks the grant dead when the platform refuses the refresh, and asks for a new login', async () => {
     await loginAs(t(), DEMO_IDS.carol);
     await expireGrant(DEMO_IDS.carol);
-    emulatorOf(t()).injectFault('POST /oauth2/token', {
+    faultsOf(emulatorOf(t())).inject('POST /oauth2/token', {
       kind: 'respond',
       status: 400,
       body: { error: 'invalid_grant' },

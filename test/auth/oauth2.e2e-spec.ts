@@ -2,6 +2,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { DEMO_REDIRECT } from 'test/support/platform';
 import { useTestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 describe('POST /oauth2', () => {
   const t = useTestApp();
@@ -126,7 +127,7 @@ describe('POST /oauth2', () => {
   });
 
   it('answers 500 InternalError when the platform fails, without its body', async () => {
-    emulatorOf(t()).injectFault('POST /oauth2/token', { kind: 'error', status: 502 }, 3);
+    faultsOf(emulatorOf(t())).inject('POST /oauth2/token', { kind: 'error', status: 502 }, 3);
     const res = await t()
       .http()
       .post('/oauth2')

@@ -1,9 +1,10 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import type { EmulatorFault } from 'src/platform/emulator/platform-emulator';
+import type { EmulatorFault } from 'test/support/emulator-faults';
 import { emulatorOf, loginAs } from 'test/support/auth';
 import { DEMO_REDIRECT } from 'test/support/platform';
 import { rawRequest, type RawRequest } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 const GUILD = DEMO_IDS.community;
 const TIMEOUT_MS = 300;
@@ -74,7 +75,7 @@ describe.each(OUTAGES)('faults: the platform %s', (_name, fault) => {
   });
 
   it('gives a clean 500 InternalError on every route within the timeout, then recovers', async () => {
-    emulatorOf(t()).injectFault('*', fault, 1_000);
+    faultsOf(emulatorOf(t())).inject('*', fault, 1_000);
     for (const [route, request] of routes) {
       const res = await rawRequest(t().port, await request());
       expect({ route, status: res.status, body: res.json }).toEqual({
@@ -90,7 +91,7 @@ describe.each(OUTAGES)('faults: the platform %s', (_name, fault) => {
       expect(res.text).not.toContain('db-17');
     }
 
-    emulatorOf(t()).clearFaults();
+    faultsOf(emulatorOf(t())).clear();
     for (const [route, request] of routes) {
       const res = await rawRequest(t().port, await request());
       expect({ route, status: res.status }).toEqual({ route, status: 200 });

@@ -2,6 +2,7 @@ import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { emulatorOf, loginAs, type TestLogin } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 /** The demo community's ids (src/platform/emulator/demo.seed.ts). */
 const COMMUNITY = DEMO_IDS.community;
@@ -313,7 +314,7 @@ describe('GET /users/@me/guilds/{guild_id}: platform calls', () => {
     const login = await loginAs(t(), DEMO_IDS.demoUser);
     const secret = 'stack trace of the platform: db-17.internal';
     // More failures than the client retries.
-    emulatorOf(t()).injectFault(
+    faultsOf(emulatorOf(t())).inject(
       'GET /guilds/:guild_id/channels',
       { kind: 'respond', status: 500, body: { message: secret } },
       10,
@@ -323,7 +324,7 @@ describe('GET /users/@me/guilds/{guild_id}: platform calls', () => {
       .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
       .set('Authorization', `Bearer ${login.token}`)
       .expect(500);
-    emulatorOf(t()).clearFaults();
+    faultsOf(emulatorOf(t())).clear();
     expect(res.body).toEqual({
       message: 'The chat platform is unavailable; try again later',
       code: 'InternalError',

@@ -1,6 +1,7 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, databaseOf, emulatorOf, loginAs } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 const ALL = '8866461766385663';
 
@@ -108,7 +109,7 @@ describe('GET /users/@me/guilds', () => {
 
   it('answers 403 "log in again" when the platform refuses the grant, and remembers it', async () => {
     const login = await loginAs(t(), DEMO_IDS.alice);
-    emulatorOf(t()).injectFault('GET /users/@me/guilds', {
+    faultsOf(emulatorOf(t())).inject('GET /users/@me/guilds', {
       kind: 'respond',
       status: 401,
       body: { message: '401: Unauthorized', code: 0 },

@@ -1,6 +1,7 @@
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { DEMO_REDIRECT, useEmulator } from 'test/support/platform';
+import { faultsOf } from 'test/support/emulator-faults';
 
 const BOT = { Authorization: `Bot ${DEMO_SEED.application.bot_token}` };
 const BASIC = {
@@ -153,7 +154,7 @@ describe('platform emulator', () => {
   });
 
   it('answers a rate-limit fault with the platform headers and body', async () => {
-    emulator().injectFault('GET /users/@me', { kind: 'rate_limit', retryAfter: 1.5 });
+    faultsOf(emulator()).inject('GET /users/@me', { kind: 'rate_limit', retryAfter: 1.5 });
     const res = await fetch(`${emulator().apiUrl}/v10/users/@me`, { headers: BOT });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('2');

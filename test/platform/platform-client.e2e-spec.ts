@@ -7,6 +7,7 @@ import {
   PlatformUnavailableError,
 } from 'src/platform/platform.errors';
 import { clientFor, DEMO_REDIRECT, useEmulator } from 'test/support/platform';
+import { faultsOf } from 'test/support/emulator-faults';
 
 /** The client against the emulator over HTTP, route by route. */
 describe('PlatformClient', () => {
@@ -195,7 +196,7 @@ describe('PlatformClient', () => {
     });
 
     it("maps the platform's unknown-channel code", async () => {
-      emulator().injectFault('GET /guilds/:guild_id/channels', {
+      faultsOf(emulator()).inject('GET /guilds/:guild_id/channels', {
         kind: 'respond',
         status: 404,
         body: { message: 'Unknown Channel', code: 10003 },

@@ -5,6 +5,7 @@ import { PlatformConnection } from 'src/platform/platform-connection';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
 import { useTestApp, type TestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 function emulatorOf(t: TestApp): PlatformEmulator {
   const emulator = t.app.get(PlatformConnection).emulator;
@@ -120,7 +121,7 @@ describe('cached platform lookups', () => {
   it('does not cache failures', async () => {
     const platform = t().app.get(PlatformService);
     const emulator = emulatorOf(t());
-    emulator.injectFault('GET /guilds/:guild_id', { kind: 'error', status: 500 }, 3);
+    faultsOf(emulator).inject('GET /guilds/:guild_id', { kind: 'error', status: 500 }, 3);
     await expect(platform.getGuild('1100000000000000999')).rejects.toMatchObject({
       code: 'InternalError',
     });

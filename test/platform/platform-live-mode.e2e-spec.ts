@@ -4,6 +4,7 @@ import { PlatformConnection } from 'src/platform/platform-connection';
 import { PlatformProbeController } from 'test/fixtures/platform-probe.controller';
 import { liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
+import { faultsOf } from 'test/support/emulator-faults';
 
 /**
  * With a bot token the service talks to DISCORD_API_URL only (here: an emulator the test runs, as
@@ -51,7 +52,7 @@ describe('with a bot token', () => {
   });
 
   it('answers a failing platform with 500 InternalError, never its body', async () => {
-    platform().injectFault('GET /guilds/:guild_id', { kind: 'error', status: 503 }, 10);
+    faultsOf(platform()).inject('GET /guilds/:guild_id', { kind: 'error', status: 503 }, 10);
     const res = await t.http().get(`/__probe/platform/guilds/${DEMO_IDS.botLab}`).expect(500);
     expect(res.body).toEqual({
       message: 'The chat platform is unavailable; try again later',
@@ -64,7 +65,7 @@ describe('with a bot token', () => {
   });
 
   it('answers a hung platform within the timeout, with 500 InternalError', async () => {
-    platform().injectFault('GET /guilds/:guild_id', { kind: 'hang', delayMs: 10_000 }, 10);
+    faultsOf(platform()).inject('GET /guilds/:guild_id', { kind: 'hang', delayMs: 10_000 }, 10);
     const before = calls(platform());
     const res = await t.http().get('/__probe/platform/guilds/1100000000000000999').expect(500);
     expect(res.body.code).toBe('InternalError');

@@ -4,6 +4,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import { captureLogs, clientFor, useEmulator } from 'test/support/platform';
 import { unusedPort } from 'test/support/ports';
+import { faultsOf } from 'test/support/emulator-faults';
 
 const GUILD_ROUTE = 'GET /guilds/:guild_id';
 
@@ -20,7 +21,7 @@ describe('platform transport', () => {
 
   describe('429 rate limits', () => {
     it('waits out retry_after, then retries and succeeds', async () => {
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
       const lookup = await clientFor(emulator()).getGuild(DEMO_IDS.community);
       expect(lookup.found).toBe(true);
       const [first, second] = arrivals(emulator(), GUILD_ROUTE);
@@ -31,7 +32,7 @@ describe('platform transport', () => {
 
     it('holds later requests on the same bucket until it resets', async () => {
       const client = clientFor(emulator());
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
       const first = client.getGuild(DEMO_IDS.community);
       await sleep(100);
       // Sent while the first request waits out its 429: it must wait for the bucket too.
@@ -44,7 +45,11 @@ describe('platform transport', () => {
 
     it('honours a global rate limit on every route', async () => {
       const client = clientFor(emulator());
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.3, global: true });
+      faultsOf(emulator()).inject(GUILD_ROUTE, {
+        kind: 'rate_limit',
+        retryAfter: 0.3,
+        global: true,
+      });
       await client.getGuild(DEMO_IDS.community);
       const [limitedAt] = arrivals(emulator(), GUILD_ROUTE);
       await client.getBotUser();
@@ -53,14 +58,14 @@ describe('platform transport', () => {
     });
 
     it('gives up after a bounded number of 429s', async () => {
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.05 }, 10);
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.05 }, 10);
       const failure = clientFor(emulator(), { rateLimitRetries: 2 }).getGuild(DEMO_IDS.community);
       await expect(failure).rejects.toBeInstanceOf(PlatformUnavailableError);
       expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(3);
     });
 
     it('fails at once when the platform asks for a longer wait than allowed', async () => {
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 60 });
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 60 });
       await expect(
         clientFor(emulator(), { maxRateLimitWaitMs: 1_000 }).getGuild(DEMO_IDS.community),
       ).rejects.toMatchObject({ detail: 'GET /guilds/:guild_id: rate limited for 60000 ms' });
@@ -70,7 +75,7 @@ describe('platform transport', () => {
 
   describe('5xx answers', () => {
     it('retries with backoff and succeeds when the platform recovers', async () => {
-      emulator().injectFault(GUILD_ROUTE, { kind: 'error', status: 502 }, 2);
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'error', status: 502 }, 2);
       const lookup = await clientFor(emulator(), { backoffMs: 100 }).getGuild(DEMO_IDS.community);
       expect(lookup.found).toBe(true);
       const [a, b, c] = arrivals(emulator(), GUILD_ROUTE);
@@ -80,7 +85,7 @@ describe('platform transport', () => {
     });
 
     it('surfaces as InternalError after the bounded retries, without the platform body', async () => {
-      emulator().injectFault(GUILD_ROUTE, { kind: 'error', status: 500 }, 10);
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'error', status: 500 }, 10);
       const failure = clientFor(emulator(), { retries: 2 }).getGuild(DEMO_IDS.community);
       await expect(failure).rejects.toBeInstanceOf(PlatformUnavailableError);
       await expect(failure).rejects.toMatchObject({
@@ -94,7 +99,7 @@ describe('platform transport', () => {
 
   describe('a hung platform', () => {
     it('hits the timeout on every attempt, then gives up', async () => {
-      emulator().injectFault(GUILD_ROUTE, { kind: 'hang', delayMs: 5_000 }, 10);
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'hang', delayMs: 5_000 }, 10);
       const failure = clientFor(emulator(), { timeoutMs: 200, retries: 1 }).getGuild(
         DEMO_IDS.community,
       );
@@ -115,16 +120,16 @@ describe('platform transport', () => {
     it('counts 401, 403 and 429 answers and refuses calls locally once the limit is reached', async () => {
       const client = clientFor(emulator(), { invalidRequestLimit: 3, rateLimitRetries: 0 });
       const logs = captureLogs();
-      emulator().injectFault(GUILD_ROUTE, missingAccess, 2);
+      faultsOf(emulator()).inject(GUILD_ROUTE, missingAccess, 2);
       expect(await client.getGuild(DEMO_IDS.community)).toEqual({ found: false, missing: 'guild' });
       expect(await client.getGuild(DEMO_IDS.community)).toEqual({ found: false, missing: 'guild' });
       // A 429 of a shared resource is not held against the bot: it does not count.
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0, shared: true });
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0, shared: true });
       await expect(client.getGuild(DEMO_IDS.community)).rejects.toBeInstanceOf(
         PlatformUnavailableError,
       );
       expect(await client.getGuild(DEMO_IDS.community)).toMatchObject({ found: true });
-      emulator().injectFault(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0 });
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0 });
       await expect(client.getGuild(DEMO_IDS.community)).rejects.toBeInstanceOf(
         PlatformUnavailableError,
       );

@@ -6,6 +6,7 @@ import { settingsLockKey } from 'src/settings/settings-lock';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { faultsOf } from 'test/support/emulator-faults';
 
 // Every test here runs on the embedded engine by default and on PostgreSQL with DATABASE_URL.
 
@@ -360,7 +361,7 @@ describe('settings: the guild lock is held only across database work', () => {
     const owner = await actor(t(), DEMO_IDS.alice);
     // The author's own member lookup is cached now; the target's is not.
     ok(await owner.exec('auditlog_sinks', 'View', {}));
-    emulatorOf(t()).injectFault('GET /guilds/:guild_id/members/:user_id', {
+    faultsOf(emulatorOf(t())).inject('GET /guilds/:guild_id/members/:user_id', {
       kind: 'hang',
       delayMs: 3_000,
     });

@@ -4,6 +4,7 @@ import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { PlatformHttp, type PlatformHttpOptions } from 'src/platform/platform-http';
 import { PlatformClient } from 'src/platform/platform.client';
+import { faultsOf } from 'test/support/emulator-faults';
 
 export const DEMO_REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
 
@@ -45,7 +46,9 @@ export function useEmulator(seed: EmulatorSeed = DEMO_SEED): () => PlatformEmula
     Logger.overrideLogger(false);
     emulator = await PlatformEmulator.start(seed);
   });
-  afterEach(() => emulator?.clearFaults());
+  afterEach(() => {
+    if (emulator) faultsOf(emulator).clear();
+  });
   afterAll(async () => {
     await emulator?.close();
   });

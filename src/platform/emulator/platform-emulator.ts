@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { RESTPutAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
@@ -8,18 +7,16 @@ import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import { EmulatorState, type Grant } from 'src/platform/emulator/emulator.state';
 
-/** The fault key matching every route. */
-const ANY_ROUTE = '*';
-
-/** A fault the emulator plays on matching requests, `times` times (default once). */
-export type EmulatorFault =
-  /** `shared`: a shared resource's limit (`X-RateLimit-Scope: shared`), which the platform does not count as invalid. */
-  | { kind: 'rate_limit'; retryAfter: number; global?: boolean; shared?: boolean }
-  | { kind: 'error'; status: number }
-  /** Answers with this status and JSON body instead of the route's own answer. */
-  | { kind: 'respond'; status: number; body: object }
-  /** Answers normally, but only after `delayMs`. */
-  | { kind: 'hang'; delayMs: number };
+/**
+ * Runs before every route with the request's route template (e.g. `GET /guilds/:guild_id`): it may
+ * answer the reply itself, or wait, standing in for a misbehaving platform (tests install one). The
+ * signal aborts when the emulator closes.
+ */
+export type EmulatorInterceptor = (
+  route: string,
+  reply: FastifyReply,
+  closing: AbortSignal,
+) => Promise<void> | void;
 
 /** One request as the emulator saw it: `route` is the template, e.g. `GET /guilds/:guild_id`. */
 export interface EmulatedRequest {
@@ -58,7 +55,7 @@ class EmulatorError extends Error {
 /**
  * The built-in chat-platform emulator: the subset of the platform's REST API this service uses,
  * served over HTTP from a seed, with the platform's status codes and error bodies. Demo mode runs it
- * in-process; tests drive it directly (faults, request log, codes).
+ * in-process; tests drive it directly (an interceptor, the request log, codes).
  */
 export class PlatformEmulator {
   /** The newest requests, up to `maxLoggedRequests`. */
@@ -66,14 +63,14 @@ export class PlatformEmulator {
   /** Every request ever seen, per route (a route template is one of a few dozen keys). */
   private readonly counts = new Map<string, number>();
   private readonly maxLoggedRequests: number;
-  private readonly faults = new Map<string, { fault: EmulatorFault; remaining: number }>();
-  // Connections are closed on shutdown even while a "hang" fault holds a request.
+  private interceptor: EmulatorInterceptor | null = null;
+  // Connections are closed on shutdown even while an interceptor holds a request.
   private readonly server: FastifyInstance = Fastify({
     logger: false,
     forceCloseConnections: true,
   });
   private address = '';
-  /** Aborts pending "hang" faults when the emulator closes. */
+  /** Aborts what an interceptor is waiting for when the emulator closes. */
   private readonly closing = new AbortController();
 
   private constructor(
@@ -81,7 +78,7 @@ export class PlatformEmulator {
     options: EmulatorOptions,
   ) {
     this.maxLoggedRequests = options.maxLoggedRequests ?? MAX_LOGGED_REQUESTS;
-    // Any number of requests may be held by "hang" faults at once, each listening for the abort.
+    // Any number of requests may be held by the interceptor at once, each listening for the abort.
     setMaxListeners(0, this.closing.signal);
   }
 
@@ -109,16 +106,9 @@ export class PlatformEmulator {
     );
   }
 
-  /**
-   * Plays `fault` on the next `times` requests to `route` (e.g. `GET /guilds/:guild_id`); `'*'` is
-   * every route without a fault of its own (a platform outage).
-   */
-  injectFault(route: string, fault: EmulatorFault, times = 1): void {
-    this.faults.set(route, { fault, remaining: times });
-  }
-
-  clearFaults(): void {
-    this.faults.clear();
+  /** Installs (or, with null, removes) what runs before every route. */
+  intercept(interceptor: EmulatorInterceptor | null): void {
+    this.interceptor = interceptor;
   }
 
   /** How many requests reached `route` (faulted ones included), since the start. */
@@ -158,40 +148,7 @@ export class PlatformEmulator {
       auth: authKind(request, this.state),
     });
     if (this.requests.length > this.maxLoggedRequests) this.requests.shift();
-    const key = this.faults.has(route) ? route : ANY_ROUTE;
-    const entry = this.faults.get(key);
-    if (!entry) return;
-    entry.remaining -= 1;
-    if (entry.remaining <= 0) this.faults.delete(key);
-    const { fault } = entry;
-    if (fault.kind === 'hang') {
-      await sleep(fault.delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
-      return;
-    }
-    if (fault.kind === 'error') {
-      await reply.code(fault.status).send({ message: `${fault.status}: Server Error`, code: 0 });
-      return;
-    }
-    if (fault.kind === 'respond') {
-      await reply.code(fault.status).send(fault.body);
-      return;
-    }
-    await reply
-      .code(429)
-      .headers({
-        'Retry-After': String(Math.ceil(fault.retryAfter)),
-        'X-RateLimit-Limit': '5',
-        'X-RateLimit-Remaining': '0',
-        'X-RateLimit-Reset-After': String(fault.retryAfter),
-        'X-RateLimit-Bucket': 'emulated-bucket',
-        'X-RateLimit-Scope': fault.global ? 'global' : fault.shared ? 'shared' : 'user',
-        ...(fault.global ? { 'X-RateLimit-Global': 'true' } : {}),
-      })
-      .send({
-        message: 'You are being rate limited.',
-        retry_after: fault.retryAfter,
-        global: fault.global ?? false,
-      });
+    if (this.interceptor) await this.interceptor(route, reply, this.closing.signal);
   }
 }
 
