@@ -1,4 +1,5 @@
-// Two tiers in one run: unit tests beside the code, HTTP-level e2e tests in test/.
+// Three tiers in one run: pure unit tests and service tests beside the code (no database, no
+// HTTP), and HTTP-level e2e tests in test/.
 const shared = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   rootDir: __dirname,
@@ -14,7 +15,14 @@ const shared = {
 module.exports = {
   testTimeout: 60_000,
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      testPathIgnorePatterns: ['\\.service\\.spec\\.ts$'],
+    },
+    // A service with its real pure collaborators and simple fakes for I/O.
+    { ...shared, displayName: 'service', testMatch: ['<rootDir>/src/**/*.service.spec.ts'] },
     {
       ...shared,
       displayName: 'e2e',

@@ -9,6 +9,7 @@ import { SessionCache } from 'src/sessions/session-cache';
 import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import { generateSessionToken, hashSessionToken } from 'src/sessions/session-token';
 import type { SessionEntity } from 'src/sessions/session.entity';
+import { LastLoginEndedEvent } from 'src/sessions/sessions.events';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 const ROW = {
@@ -136,5 +137,93 @@ describe('tokens seen valid (for addresses refused for failed authentications)',
       'Could not load the tokens of live sessions; a refused address admits only tokens seen valid since boot',
     );
     warn.mockRestore();
+  });
+});
+
+/** SessionsService over an in-memory table of sessions, with the events it announces recorded. */
+function withSessions(rows: Partial<SessionEntity>[]): {
+  service: SessionsService;
+  events: EventEmitter2;
+  announced: unknown[];
+} {
+  const table = [...rows];
+  const matches = (row: Partial<SessionEntity>, where: Record<string, unknown>): boolean =>
+    Object.entries(where).every(
+      ([key, value]) =>
+        (typeof value === 'object' && value !== null) || row[key as keyof SessionEntity] === value,
+    );
+  const repository = {
+    findOne: ({ where }: { where: Record<string, unknown> }) =>
+      Promise.resolve(table.find((row) => matches(row, where)) ?? null),
+    delete: ({ id }: { id: string }) => {
+      table.splice(
+        table.findIndex((row) => row.id === id),
+        1,
+      );
+      return Promise.resolve({ affected: 1 });
+    },
+    count: ({ where }: { where: Record<string, unknown> }) =>
+      Promise.resolve(table.filter((row) => matches(row, where)).length),
+  };
+  const config = {
+    redisKeyPrefix: 'test:',
+    sessions: { apiTokenMaxTtlSeconds: 3600 },
+  } as AppConfig;
+  const redis = { client: null } as RedisConnection;
+  const clock = new Clock();
+  const events = new EventEmitter2();
+  const announced: unknown[] = [];
+  events.onAny((_event, value) => void announced.push(value));
+  const service = new SessionsService(
+    repository as unknown as Repository<SessionEntity>,
+    {} as DataSource,
+    new SessionCache(),
+    new SessionInvalidation(new SessionCache(), redis, config),
+    new KnownTokens(redis, config, clock),
+    config,
+    events,
+    clock,
+  );
+  return { service, events, announced };
+}
+
+describe('revoking one of your own sessions', () => {
+  const login = (id: string): Partial<SessionEntity> => ({ id, userId: '42', type: 'login' });
+
+  it("announces the end of the user's last login, so the platform grant is retired", async () => {
+    const { service, announced } = withSessions([
+      login('a'),
+      { id: 't', userId: '42', type: 'api' },
+    ]);
+    await expect(service.revokeOwn('42', 'a')).resolves.toBe(true);
+    expect(announced).toEqual([new LastLoginEndedEvent('42')]);
+  });
+
+  it('announces nothing while another login remains, or for an API token', async () => {
+    const { service, announced } = withSessions([
+      login('a'),
+      login('b'),
+      { id: 't', userId: '42', type: 'api' },
+    ]);
+    await service.revokeOwn('42', 'a');
+    await service.revokeOwn('42', 't');
+    expect(announced).toEqual([]);
+  });
+
+  it("refuses someone else's session, changing nothing", async () => {
+    const { service, announced } = withSessions([login('a')]);
+    await expect(service.revokeOwn('43', 'a')).resolves.toBe(false);
+    expect(announced).toEqual([]);
+  });
+});
+
+describe('issuing an API token', () => {
+  it('refuses an expiry beyond API_TOKEN_MAX_TTL, naming the field', async () => {
+    const { service } = withSessions([]);
+    await expect(service.issueApiToken('42', 'script', 3601)).rejects.toMatchObject({
+      code: 'BadRequest',
+      message: 'Invalid request: expiry must not be greater than 3600 seconds',
+      details: [{ field: 'expiry', message: 'expiry must not be greater than 3600 seconds' }],
+    });
   });
 });

@@ -1,0 +1,249 @@
+import type { DiscoveryService } from '@nestjs/core';
+import { DataSource, EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import type { Clock } from 'src/common/time/clock';
+import type { GuildAccessService, GuildContext } from 'src/guilds/guild-access.service';
+import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
+import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
+import { PermissionsService } from 'src/permissions/permissions.service';
+import type { SettingsCache } from 'src/settings/settings-cache';
+import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
+import { SettingsRegistry } from 'src/settings/settings-registry';
+import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
+import { SettingsService } from 'src/settings/settings.service';
+import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
+
+const GUILD = '500';
+const OWNER = '10';
+const MODERATOR = '11';
+const OUTSIDER = '12';
+const MOD_ROLE = '600';
+const CHANNEL = '700';
+const NOW = new Date('2026-11-23T12:00:00.000Z');
+
+/** An in-memory table: the few repository calls the engine makes. */
+class FakeTable {
+  readonly rows: ObjectLiteral[] = [];
+
+  find = ({ where }: { where: ObjectLiteral }): Promise<ObjectLiteral[]> =>
+    Promise.resolve(this.rows.filter((row) => this.matches(row, where)));
+  findOne = ({ where }: { where: ObjectLiteral }): Promise<ObjectLiteral | null> =>
+    Promise.resolve(this.rows.find((row) => this.matches(row, where)) ?? null);
+  create = (values: ObjectLiteral): ObjectLiteral => ({ ...values });
+  insert = (row: ObjectLiteral): Promise<void> => {
+    this.rows.push({ ...row });
+    return Promise.resolve();
+  };
+  delete = (where: ObjectLiteral): Promise<void> => {
+    const index = this.rows.findIndex((row) => this.matches(row, where));
+    if (index >= 0) this.rows.splice(index, 1);
+    return Promise.resolve();
+  };
+
+  private matches(row: ObjectLiteral, where: ObjectLiteral): boolean {
+    return Object.entries(where).every(([key, value]) => row[key] === value);
+  }
+}
+
+/** The engine over the feedback fixture setting, a guild of three users, and in-memory tables. */
+async function setUp(): Promise<{
+  service: SettingsService;
+  /** Runs an operation of the feedback setting as `userId`. */
+  run: (userId: string, operation: ExecutableOperation, fields: unknown) => Promise<Buffer>;
+  feedback: FakeTable;
+  audit: ObjectLiteral[];
+  changed: jest.Mock;
+}> {
+  const metadata = new DataSource({ type: 'postgres', entities: [FeedbackTopicEntity] });
+  await (metadata as unknown as { buildMetadatas(): Promise<void> }).buildMetadatas();
+  const discovery = {
+    getProviders: () => [{ instance: new FeedbackSetting() }],
+  } as unknown as DiscoveryService;
+  const registry = new SettingsRegistry(discovery, metadata);
+  registry.onModuleInit();
+
+  const context = {
+    guild: {
+      id: GUILD,
+      owner_id: OWNER,
+      roles: [
+        { id: GUILD, position: 0 },
+        { id: MOD_ROLE, position: 1 },
+      ],
+    },
+    role: (id: string) => (id === MOD_ROLE ? { id } : undefined),
+    channel: (id: string) => (id === CHANNEL ? { id } : undefined),
+  } as unknown as GuildContext;
+  const memberRoles: Record<string, string[]> = { [OWNER]: [], [MODERATOR]: [MOD_ROLE] };
+  const guilds = {
+    guildContext: () => Promise.resolve(context),
+    memberOf: (_context: GuildContext, userId: string) =>
+      Promise.resolve(memberRoles[userId] ? { member: { roles: memberRoles[userId] } } : null),
+  } as unknown as GuildAccessService;
+
+  const tables = new Map<EntityTarget<ObjectLiteral>, FakeTable>([
+    [GuildRoleEntity, new FakeTable()],
+    [GuildMemberEntity, new FakeTable()],
+    [FeedbackTopicEntity, new FakeTable()],
+  ]);
+  // The moderator's role grants reading feedback topics; the outsider is granted everything but
+  // is not a member.
+  tables.get(GuildRoleEntity)?.rows.push({
+    guild_id: GUILD,
+    role_id: MOD_ROLE,
+    index: 1,
+    perms: ['feedback_topics.view'],
+  });
+  tables
+    .get(GuildMemberEntity)
+    ?.rows.push({ guild_id: GUILD, user_id: OUTSIDER, perm_overrides: ['global.*'] });
+  const repository = (entity: EntityTarget<ObjectLiteral>): FakeTable => {
+    const table = tables.get(entity);
+    if (!table) throw new Error('no such table');
+    return table;
+  };
+  const audit: ObjectLiteral[] = [];
+  // An EntityManager to the engine (which tells a transaction from a cache by its class).
+  const manager = Object.assign(Object.create(EntityManager.prototype) as EntityManager, {
+    query: () => Promise.resolve([]),
+    getRepository: repository,
+    save: (row: ObjectLiteral) => {
+      audit.push(row);
+      return Promise.resolve(row);
+    },
+  });
+  const dataSource = {
+    getRepository: repository,
+    transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager),
+  } as unknown as DataSource;
+  const permissions = new PermissionsService(
+    guilds,
+    repository(GuildRoleEntity) as never,
+    repository(GuildMemberEntity) as never,
+  );
+  const changed = jest.fn(() => Promise.resolve());
+  const uncached = {
+    get: <T>(_key: string, load: () => Promise<T>) => load(),
+    getEncoded: async (_key: string, load: () => Promise<string>) => Buffer.from(await load()),
+  };
+  const cache = {
+    forGuild: () => Promise.resolve(uncached),
+    changed,
+  } as unknown as SettingsCache;
+  const clock: Clock = { now: () => NOW, nowMs: () => NOW.getTime() };
+  const service = new SettingsService(registry, guilds, permissions, cache, dataSource, clock);
+  const run = (userId: string, operation: ExecutableOperation, fields: unknown): Promise<Buffer> =>
+    service.execute(GUILD, userId, { setting: 'feedback_topics', operation, fields });
+  return { service, run, feedback: repository(FeedbackTopicEntity), audit, changed };
+}
+
+const TOPIC = { topic: 'bugs', channel: CHANNEL, cooldown: 30 };
+const answer = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));
+/** A row as the engine stores it when the owner creates it now. */
+const stored = (fields: object, guildId: string): ObjectLiteral => ({
+  ...fields,
+  guild_id: guildId,
+  created_at: NOW,
+  created_by: OWNER,
+  last_updated_at: NOW,
+  last_updated_by: OWNER,
+});
+
+describe('SettingsService', () => {
+  it('answers 404 for a setting nobody declared', async () => {
+    const { service } = await setUp();
+    await expect(
+      service.execute(GUILD, OWNER, { setting: 'nope', operation: 'View', fields: {} }),
+    ).rejects.toMatchObject({ code: 'NotFound', message: 'Unknown setting nope' });
+  });
+
+  it('answers 400 for an operation the setting does not offer, naming the field', async () => {
+    const { run } = await setUp();
+    await expect(run(OWNER, 'Update', {})).rejects.toMatchObject({
+      code: 'BadRequest',
+      message: 'feedback_topics does not offer Update',
+      details: [{ field: 'operation', message: 'feedback_topics does not offer Update' }],
+    });
+  });
+
+  it('checks the permission before the fields: invalid fields of a caller without it get 403', async () => {
+    const { run } = await setUp();
+    await expect(run(MODERATOR, 'Create', { topic: 42 })).rejects.toMatchObject({
+      code: 'Restricted',
+      message: 'You need the permission feedback_topics.create in this guild',
+    });
+  });
+
+  it('gives a non-member nothing, whatever is stored for them', async () => {
+    const { run } = await setUp();
+    await expect(run(OUTSIDER, 'View', {})).rejects.toMatchObject({ code: 'Restricted' });
+  });
+
+  it('refuses invalid fields with every problem in the details', async () => {
+    const { run } = await setUp();
+    const refusal = run(OWNER, 'Create', {
+      topic: 'bugs',
+      channel: CHANNEL,
+      cooldown: 99_999,
+      extra: true,
+    });
+    await expect(refusal).rejects.toMatchObject({ code: 'BadRequest' });
+    await expect(refusal).rejects.toThrow(
+      /^Invalid fields: .+ \(and 1 more problem\(s\), see details\)$/,
+    );
+  });
+
+  it('refuses a channel that is not of the guild, before any write', async () => {
+    const { run, feedback } = await setUp();
+    await expect(run(OWNER, 'Create', { ...TOPIC, channel: '999' })).rejects.toMatchObject({
+      code: 'BadRequest',
+      message: 'Invalid fields: 999 is not a channel of this guild',
+    });
+    expect(feedback.rows).toEqual([]);
+  });
+
+  it('creates a row with its guild and author, records the change and moves the cache on', async () => {
+    const { run, feedback, audit, changed } = await setUp();
+    const bytes = await run(OWNER, 'Create', TOPIC);
+    const row = {
+      ...TOPIC,
+      created_at: NOW.toISOString(),
+      created_by: OWNER,
+      last_updated_at: NOW.toISOString(),
+      last_updated_by: OWNER,
+    };
+    expect(answer(bytes)).toEqual({ type: 'Ok', data: row });
+    expect(feedback.rows).toEqual([stored(TOPIC, GUILD)]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        guild_id: GUILD,
+        setting: 'feedback_topics',
+        operation: 'Create',
+        user_id: OWNER,
+        before: null,
+        after: row,
+      }),
+    ]);
+    expect(audit[0]).toBeInstanceOf(SettingsAuditEntity);
+    expect(changed).toHaveBeenCalledWith(GUILD);
+  });
+
+  it('refuses to create a key that exists, pointing to Update', async () => {
+    const { run } = await setUp();
+    const create = (): Promise<Buffer> => run(OWNER, 'Create', TOPIC);
+    await create();
+    await expect(create()).rejects.toMatchObject({
+      code: 'BadRequest',
+      message: 'feedback_topics already has an entry topic bugs; use Update',
+    });
+  });
+
+  it('lets a member with the view permission read the guild’s rows, and only those', async () => {
+    const { run, feedback } = await setUp();
+    feedback.rows.push(stored(TOPIC, GUILD), stored({ ...TOPIC, topic: 'other' }, '501'));
+    const bytes = await run(MODERATOR, 'View', {});
+    expect(answer(bytes)).toEqual({
+      type: 'Ok',
+      data: [expect.objectContaining({ topic: 'bugs', created_at: NOW.toISOString() })],
+    });
+  });
+});
