@@ -79,6 +79,8 @@ module.exports = {
     {
       name: 'no-feature-folder-loop',
       severity: 'error',
+      // Folder scope sees sub-folders as folders of their own; scripts/module-graph.ts (also run
+      // by deps:check) checks loops between top-level folders.
       comment:
         'Feature folders depend on each other in a loop: move the shared piece into the lower module, or announce the change as an event.',
       scope: 'folder',

@@ -6,7 +6,7 @@ import { join } from 'node:path';
  * Draws the module graph of src/ (one node per top-level folder, one edge per folder that imports
  * another) as a Mermaid chart in the README, between the markers below, from what
  * dependency-cruiser finds in the code. `--check` fails when the README's chart is out of date, so
- * the drawing cannot drift from the code.
+ * the drawing cannot drift from the code. Either way it fails on a loop between top-level folders.
  */
 const ROOT = join(__dirname, '..', '..');
 const README = join(ROOT, 'README.md');
@@ -76,13 +76,49 @@ function renderGraph(edges: ReadonlySet<string>): string {
   ].join('\n');
 }
 
+/**
+ * A loop between two top-level folders, as `a → b → … → a`, or null. dependency-cruiser's folder
+ * rules see each sub-folder as a folder of its own, so a loop through `settings/schema` would pass
+ * them; here every import counts for its top-level folder.
+ */
+function folderLoop(edges: ReadonlySet<string>): string[] | null {
+  const next = new Map<string, string[]>();
+  for (const edge of edges) {
+    const [from, to] = edge.split(' --> ');
+    next.set(from, [...(next.get(from) ?? []), to]);
+  }
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]): string[] | null => {
+    const seen = path.indexOf(node);
+    if (seen >= 0) return [...path.slice(seen), node];
+    if (done.has(node)) return null;
+    for (const to of next.get(node) ?? []) {
+      const loop = visit(to, [...path, node]);
+      if (loop) return loop;
+    }
+    done.add(node);
+    return null;
+  };
+  for (const node of [...next.keys()].sort()) {
+    const loop = visit(node, []);
+    if (loop) return loop;
+  }
+  return null;
+}
+
 function main(): void {
+  const edges = edgesOf(cruise());
+  const loop = folderLoop(edges);
+  if (loop) {
+    console.error(`Folders of src/ import each other in a loop: ${loop.join(' → ')}`);
+    process.exit(1);
+  }
   const readme = readFileSync(README, 'utf8');
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
   if (start < 0 || end < start) throw new Error(`README.md has no ${START} … ${END} block`);
   // Blank lines around the chart, as Prettier writes them.
-  const updated = `${readme.slice(0, start + START.length)}\n\n${renderGraph(edgesOf(cruise()))}\n\n${readme.slice(end)}`;
+  const updated = `${readme.slice(0, start + START.length)}\n\n${renderGraph(edges)}\n\n${readme.slice(end)}`;
   if (process.argv.includes('--check')) {
     if (updated !== readme) {
       console.error('The module graph in README.md is out of date: run `npm run deps:graph`');

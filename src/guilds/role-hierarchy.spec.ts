@@ -73,6 +73,12 @@ describe('role order', () => {
   ])('highest held role: %s', (_name, held, expected) => {
     expect(highestHeldRole(roles, held)?.id).toBe(expected);
   });
+
+  it('takes the highest held role of a guild whose data lacks @everyone, and throws only with none', () => {
+    const partial = { ...guild, roles: roles.filter((role) => role.id !== GUILD) };
+    expect(highestRole(partial, ['3000000000000000003']).id).toBe('3000000000000000003');
+    expect(() => highestRole(partial, [])).toThrow(`guild ${GUILD} has no @everyone role`);
+  });
 });
 
 describe('acting on members', () => {

@@ -57,9 +57,10 @@ export function highestRole<T extends RoleLike>(
 ): T {
   const roles: readonly T[] = guild.roles;
   const everyone = roles.find((role) => role.id === guild.id);
-  if (!everyone) throw new Error(`guild ${guild.id} has no @everyone role`);
   const held = highestHeldRole(roles, memberRoles);
-  return held && compareRoles(held, everyone) > 0 ? held : everyone;
+  const highest = held && (!everyone || compareRoles(held, everyone) > 0) ? held : everyone;
+  if (!highest) throw new Error(`guild ${guild.id} has no @everyone role`);
+  return highest;
 }
 
 export type HierarchyCheck = { allowed: true } | { allowed: false; reason: string };

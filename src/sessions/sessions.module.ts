@@ -13,6 +13,6 @@ import { UsersModule } from 'src/users/users.module';
   imports: [TypeOrmModule.forFeature([SessionEntity]), UsersModule],
   controllers: [SessionsController],
   providers: [SessionsService, SessionCache, SessionInvalidation, KnownTokens],
-  exports: [SessionsService, SessionInvalidation, UsersModule],
+  exports: [SessionsService, SessionInvalidation],
 })
 export class SessionsModule {}

@@ -210,6 +210,20 @@ describe('revoking one of your own sessions', () => {
     expect(announced).toEqual([]);
   });
 
+  it('revokes the session even when a listener fails, and logs the failure', async () => {
+    const { service, events } = withSessions([login('a')]);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    events.on(LastLoginEndedEvent.event, () => {
+      throw new Error('grant store down');
+    });
+    await expect(service.revokeOwn('42', 'a')).resolves.toBe(true);
+    expect(warn).toHaveBeenCalledWith(
+      { reason: 'grant store down' },
+      'A last-login listener failed',
+    );
+    warn.mockRestore();
+  });
+
   it("refuses someone else's session, changing nothing", async () => {
     const { service, announced } = withSessions([login('a')]);
     await expect(service.revokeOwn('43', 'a')).resolves.toBe(false);

@@ -195,7 +195,7 @@ export class SessionsService {
     await this.sessions.delete({ id: session.id });
     await this.invalidation.sessionChanged(session.id);
     if (session.type === 'login' && (await this.countLive(userId, 'login')) === 0) {
-      await this.events.emitAsync(LastLoginEndedEvent.event, new LastLoginEndedEvent(userId));
+      await this.announceLastLoginEnded(userId);
     }
     return true;
   }
@@ -206,6 +206,15 @@ export class SessionsService {
     if (!result.affected) return false;
     await this.invalidation.sessionChanged(sessionId);
     return true;
+  }
+
+  /** The revocation is done whatever a listener does: its failure is logged, not answered. */
+  private async announceLastLoginEnded(userId: string): Promise<void> {
+    try {
+      await this.events.emitAsync(LastLoginEndedEvent.event, new LastLoginEndedEvent(userId));
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'A last-login listener failed');
+    }
   }
 
   /** Deletes expired sessions; they are never accepted meanwhile (the lookup filters them). */

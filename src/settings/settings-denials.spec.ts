@@ -40,3 +40,7 @@ describe('what a refused edit tells the caller', () => {
     expect(denialMessage(denial)).toBe(message);
   });
 });
+
+it('answers a reason it does not know with a message still', () => {
+  expect(denialMessage({ reason: 'custom_rule' } as unknown as EditDenial)).toBe('Not allowed');
+});

@@ -1,5 +1,5 @@
 import type { DiscoveryService } from '@nestjs/core';
-import { DataSource } from 'typeorm';
+import { Column, DataSource, Entity, VersionColumn } from 'typeorm';
 import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
@@ -21,7 +21,12 @@ async function registryOf(...providers: SettingProvider[]): Promise<SettingsRegi
   const discovery = {
     getProviders: () => providers.map((instance) => ({ instance })),
   } as unknown as DiscoveryService;
-  const dataSource = await metadataOf(GuildRoleEntity, FeedbackTopicEntity, AuditlogSinkEntity);
+  const dataSource = await metadataOf(
+    GuildRoleEntity,
+    FeedbackTopicEntity,
+    FeedbackWithExtrasEntity,
+    AuditlogSinkEntity,
+  );
   return new SettingsRegistry(discovery, dataSource);
 }
 
@@ -56,6 +61,19 @@ const cooldown = (inner: ColumnSchema['column_type']['inner']): ColumnSchema => 
   readonly: [],
   column_type: { type: 'Scalar', inner } as ColumnSchema['column_type'],
 });
+
+/** The feedback table with columns the setting need not declare: the database fills them. */
+@Entity({ name: 'test_feedback_extras' })
+class FeedbackWithExtrasEntity extends FeedbackTopicEntity {
+  @Column({ type: 'varchar', length: 20, nullable: true })
+  note!: string | null;
+
+  @Column({ type: 'integer', default: 0 })
+  hits!: number;
+
+  @VersionColumn()
+  version!: number;
+}
 
 describe('the settings registry at boot', () => {
   it('serves the declared settings with their validation_template', async () => {
@@ -146,6 +164,30 @@ describe('the settings registry at boot', () => {
       expect(() => registry.onModuleInit()).toThrow(problem);
     },
   );
+
+  it.each([
+    [
+      'nullable, defaulted and version columns it does not declare',
+      feedbackWith(cooldown({ type: 'Integer', min: 0, max: 9 }), FeedbackWithExtrasEntity),
+    ],
+    [
+      'a NOT NULL column it does not declare, when it never creates rows',
+      (() => {
+        const provider = feedbackWithout('cooldown');
+        const { schema } = provider.definition;
+        return {
+          definition: {
+            ...provider.definition,
+            schema: { ...schema, operations: ['View', 'Delete'] },
+          },
+        };
+      })(),
+    ],
+  ])('accepts an entity with %s', async (_name, provider) => {
+    const registry = await registryOf(provider);
+    expect(() => registry.onModuleInit()).not.toThrow();
+    expect(registry.get('feedback_topics')).toBeDefined();
+  });
 
   it('publishes the bounds of the column type where a declaration gives none', async () => {
     const registry = await registryOf(feedbackWith(cooldown({ type: 'Integer', min: 0 })));

@@ -86,7 +86,8 @@ export class SettingsRegistry implements OnModuleInit {
         column.default !== undefined ||
         column.isGenerated ||
         column.isCreateDate ||
-        column.isUpdateDate,
+        column.isUpdateDate ||
+        column.isVersion,
     }));
   }
 

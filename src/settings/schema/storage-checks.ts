@@ -51,11 +51,11 @@ const ENGINE_COLUMN = 'guild_id';
 
 /**
  * Where a setting's declared columns and the entity that stores them disagree, so that a value
- * the validator accepts could still be refused by PostgreSQL (a 500), or a row could not be
- * written at all: a declared column the entity lacks, an entity column the setting does not
- * declare and the database cannot fill, a null into NOT NULL, numbers beyond the column type,
- * strings longer than `varchar(n)`, a type that cannot hold the value. Each problem names the
- * setting and the entity; the engine refuses to boot with any.
+ * the validator accepts could still be refused by PostgreSQL (a 500), or Create could not write a
+ * row at all: a declared column the entity lacks, an entity column the setting does not declare
+ * and the database cannot fill, a null into NOT NULL, numbers beyond the column type, strings
+ * longer than `varchar(n)`, a type that cannot hold the value. Each problem names the setting and
+ * the entity; the engine refuses to boot with any.
  */
 export function storageProblems(
   schema: SettingSchema,
@@ -69,7 +69,7 @@ export function storageProblems(
     problems.push(`${origin}: the entity has no guild_id column to scope rows by guild`);
   }
   const declared = new Set(schema.columns.filter(isStored).map((column) => column.id));
-  if (writes(schema)) {
+  if (schema.operations.includes('Create')) {
     for (const column of stored) {
       if (column.property === ENGINE_COLUMN || declared.has(column.property)) continue;
       if (column.nullable || column.hasDefault) continue;
@@ -90,11 +90,6 @@ export function storageProblems(
     for (const problem of typeProblems(column, target)) say(problem);
   }
   return problems;
-}
-
-/** Whether the engine ever writes the setting's rows. */
-function writes(schema: SettingSchema): boolean {
-  return schema.index_by !== null || schema.operations.some((operation) => operation !== 'View');
 }
 
 function typeProblems(column: ColumnSchema, target: StoredColumn): string[] {
