@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { loginAs } from 'test/support/auth';
 import { unusedPort } from 'test/support/ports';
+import { createTestApp, TEST_TOKEN_ENCRYPTION_KEY, type TestApp } from 'test/support/test-app';
+import { describeShared } from 'test/support/two-instances';
 
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
@@ -236,6 +239,63 @@ describe('the admin CLI', () => {
     expect(run.stderr.trim()).toBe(message);
   });
 });
+
+/** The admin CLI beside running services on one PostgreSQL and Redis, as in production. */
+describeShared('the admin CLI with Redis', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it("bans a user on every running service at once, well within the session cache's 30 s", async () => {
+    const { token } = await loginAs(t, DEMO_IDS.carol);
+    const me = (): Promise<{ status: number; code?: string }> =>
+      t
+        .http()
+        .get('/sessions/@me')
+        .set('Authorization', `Bearer ${token}`)
+        .then((res) => ({ status: res.status, code: (res.body as { code?: string }).code }));
+    // The running service now holds the session in its cache.
+    expect(await me()).toEqual({ status: 200, code: undefined });
+    const env = {
+      DATABASE_URL: t.database.url,
+      TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_KEY_PREFIX: t.config.redisKeyPrefix,
+    };
+
+    const banned = await runToExit(env, [CLI, 'users:ban', DEMO_IDS.carol]);
+    expect(banned.code).toBe(0);
+    // With Redis the CLI has nothing to add: running services are told at once.
+    expect(banned.stdout.trim()).toBe(`User ${DEMO_IDS.carol} is banned.`);
+    expect(await until(me, (answer) => answer.status === 403, 2_000)).toEqual({
+      status: 403,
+      code: 'ApiBanned',
+    });
+
+    expect((await runToExit(env, [CLI, 'users:unban', DEMO_IDS.carol])).code).toBe(0);
+    expect(await until(me, (answer) => answer.status === 200, 2_000)).toEqual({
+      status: 200,
+      code: undefined,
+    });
+  });
+});
+
+/** Asks again until the answer is what is expected or `withinMs` has passed; the last answer. */
+async function until<T>(
+  ask: () => Promise<T>,
+  done: (answer: T) => boolean,
+  withinMs: number,
+): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  let answer = await ask();
+  while (!done(answer) && Date.now() < deadline) {
+    await sleep(20);
+    answer = await ask();
+  }
+  return answer;
+}
 
 function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.

@@ -5,7 +5,7 @@ import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import type { SettingDefinition, SettingProvider } from 'src/settings/setting-definition';
-import type { ColumnSchema } from 'src/settings/schema/setting-schema';
+import type { ColumnSchema, SettingSchema } from 'src/settings/schema/setting-schema';
 import { InvalidSettingsError, SettingsRegistry } from 'src/settings/settings-registry';
 import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
 
@@ -48,6 +48,12 @@ function feedbackWithout(columnId: string): SettingProvider {
   const { definition } = new FeedbackSetting();
   const columns = definition.schema.columns.filter((c) => c.id !== columnId);
   return { definition: { ...definition, schema: { ...definition.schema, columns } } };
+}
+
+/** The same setting offering only View and Delete: it never creates rows. */
+function viewAndDeleteOnly({ definition }: SettingProvider): SettingProvider {
+  const operations: SettingSchema['operations'] = ['View', 'Delete'];
+  return { definition: { ...definition, schema: { ...definition.schema, operations } } };
 }
 
 const cooldown = (inner: ColumnSchema['column_type']['inner']): ColumnSchema => ({
@@ -172,16 +178,7 @@ describe('the settings registry at boot', () => {
     ],
     [
       'a NOT NULL column it does not declare, when it never creates rows',
-      (() => {
-        const provider = feedbackWithout('cooldown');
-        const { schema } = provider.definition;
-        return {
-          definition: {
-            ...provider.definition,
-            schema: { ...schema, operations: ['View', 'Delete'] },
-          },
-        };
-      })(),
+      viewAndDeleteOnly(feedbackWithout('cooldown')),
     ],
   ])('accepts an entity with %s', async (_name, provider) => {
     const registry = await registryOf(provider);
