@@ -220,16 +220,20 @@ describe('the admin CLI', () => {
     [['sessions:ban', 'nope'], 'Error: session_id must be a UUID'],
     [
       ['tokens:create', '--user', '1', '--name', 'x', '--expiry', '10'],
-      'Error: Invalid request: expiry must not be less than 60',
+      'Error: --expiry must not be less than 60',
     ],
     // The API's own rules: a name the API refuses is refused here too.
     [
       ['tokens:create', '--user', '1', '--name', 'tab\there'],
-      'Error: Invalid request: name must not contain control characters',
+      'Error: --name must not contain control characters',
     ],
     [
       ['tokens:create', '--user', '1', '--name', 'x'.repeat(65)],
-      'Error: Invalid request: name must be shorter than or equal to 64 characters',
+      'Error: --name must be shorter than or equal to 64 characters',
+    ],
+    [
+      ['tokens:create', '--user', '1', '--name', 'tab\there', '--expiry', '10'],
+      'Error: --name must not contain control characters; --expiry must not be less than 60',
     ],
     [['tokens:create', '--user', '1'], "error: required option '--name <name>' not specified"],
     [['no-such-command'], "error: unknown command 'no-such-command'"],

@@ -10,7 +10,8 @@ import {
   requireUuid,
 } from 'src/common/cli/cli-arguments';
 import { RedisConnection } from 'src/common/redis/redis.module';
-import { summariseDetails, toErrorDetails } from 'src/common/validation/validation-details';
+import type { ErrorDetail } from 'src/common/errors/app.exception';
+import { toErrorDetails } from 'src/common/validation/validation-details';
 import { AppConfig } from 'src/config/app-config';
 import { CreateSessionDto } from 'src/sessions/dto/create-session.dto';
 import { SessionsService } from 'src/sessions/sessions.service';
@@ -40,7 +41,7 @@ export class CreateTokenCommand extends CommandRunner {
     // The API's own rules (POST /sessions), so the CLI accepts exactly what the API accepts.
     const request = plainToInstance(CreateSessionDto, { name: options.name, type: 'api', expiry });
     const problems = toErrorDetails(validateSync(request));
-    if (problems.length > 0) throw new CliError(summariseDetails(problems));
+    if (problems.length > 0) throw new CliError(problems.map(asOption).join('; '));
     const { name } = request;
     await this.users.ensureExists(userId);
     const { session, token } = await this.sessions.issueApiToken(userId, name, expiry);
@@ -137,4 +138,9 @@ export class PurgeExpiredSessionsCommand extends CommandRunner {
   async run(): Promise<void> {
     console.log(`Purged ${await this.sessions.purgeExpired()} expired session(s).`);
   }
+}
+
+/** A problem with a field, said of the command-line option that sets it (`--expiry must …`). */
+function asOption({ field, message }: ErrorDetail): string {
+  return message.startsWith(`${field} `) ? `--${message}` : `--${field}: ${message}`;
 }
