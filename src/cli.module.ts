@@ -32,8 +32,8 @@ export class CliModule {
       imports: [
         ConfigModule.forRoot(config),
         ClockModule,
-        RedisModule.forRoot(config.redisUrl),
-        SharedCacheModule.forRoot(config.redisKeyPrefix),
+        RedisModule.forRoot(config.redisUrl, config.redisKeyPrefix),
+        SharedCacheModule,
         DatabaseModule,
         EventEmitterModule.forRoot(),
         UsersModule,

@@ -2,6 +2,7 @@ import { Command, CommandRunner } from 'nest-commander';
 import { cliReachNote } from 'src/common/auth/session-reach';
 import { CliError, requireSnowflake } from 'src/common/cli/cli-arguments';
 import { RedisConnection } from 'src/common/redis/redis.module';
+import type { UserState } from 'src/users/user.entity';
 import { UsersService } from 'src/users/users.service';
 
 @Command({
@@ -18,12 +19,8 @@ export class BanUserCommand extends CommandRunner {
     super();
   }
 
-  async run([userId]: string[]): Promise<void> {
-    if (!(await this.users.setState(requireSnowflake(userId, 'user_id'), 'banned'))) {
-      throw new CliError(`No user ${userId}`);
-    }
-    console.log(`User ${userId} is banned.`);
-    printReachNote(this.redis);
+  run([userId]: string[]): Promise<void> {
+    return setState(this.users, this.redis, userId, 'banned', `User ${userId} is banned.`);
   }
 }
 
@@ -36,16 +33,29 @@ export class UnbanUserCommand extends CommandRunner {
     super();
   }
 
-  async run([userId]: string[]): Promise<void> {
-    if (!(await this.users.setState(requireSnowflake(userId, 'user_id'), 'normal'))) {
-      throw new CliError(`No user ${userId}`);
-    }
-    console.log(`User ${userId} is no longer banned.`);
-    printReachNote(this.redis);
+  run([userId]: string[]): Promise<void> {
+    return setState(
+      this.users,
+      this.redis,
+      userId,
+      'normal',
+      `User ${userId} is no longer banned.`,
+    );
   }
 }
 
-function printReachNote(redis: RedisConnection): void {
+/** Sets the user's state, says so, and says when running services apply it. */
+async function setState(
+  users: UsersService,
+  redis: RedisConnection,
+  userId: string,
+  state: UserState,
+  done: string,
+): Promise<void> {
+  if (!(await users.setState(requireSnowflake(userId, 'user_id'), state))) {
+    throw new CliError(`No user ${userId}`);
+  }
+  console.log(done);
   const note = cliReachNote(redis.client !== null);
   if (note) console.log(note);
 }

@@ -19,12 +19,18 @@ import { RedisConnection } from 'src/common/redis/redis.module';
 @Global()
 @Module({})
 export class RateLimitModule {
-  static forRoot(settings: RateLimitSettings, redisKeyPrefix: string): DynamicModule {
-    const options: RateLimitOptions = { ...settings, keyPrefix: `${redisKeyPrefix}rate:` };
+  static forRoot(settings: RateLimitSettings): DynamicModule {
     return {
       module: RateLimitModule,
       providers: [
-        { provide: RATE_LIMIT_OPTIONS, useValue: options },
+        {
+          provide: RATE_LIMIT_OPTIONS,
+          inject: [RedisConnection],
+          useFactory: (redis: RedisConnection): RateLimitOptions => ({
+            ...settings,
+            keyPrefix: `${redis.keyPrefix}rate:`,
+          }),
+        },
         {
           provide: RATE_LIMIT_STORAGE,
           inject: [RedisConnection],

@@ -14,7 +14,11 @@ export class RedisConnection implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisConnection.name);
   private lastError: string | null = null;
 
-  private constructor(readonly client: Redis | null) {
+  private constructor(
+    readonly client: Redis | null,
+    /** REDIS_KEY_PREFIX: every key this service writes starts with it. */
+    readonly keyPrefix: string,
+  ) {
     client?.on('ready', () => {
       if (this.lastError !== null) this.logger.log('Redis connection restored');
       this.lastError = null;
@@ -28,8 +32,8 @@ export class RedisConnection implements OnApplicationShutdown {
   }
 
   /** `url`: REDIS_URL, or null to run without Redis. */
-  static async open(url: string | null): Promise<RedisConnection> {
-    if (!url) return new RedisConnection(null);
+  static async open(url: string | null, keyPrefix: string): Promise<RedisConnection> {
+    if (!url) return new RedisConnection(null, keyPrefix);
     const { default: RedisClient } = await import('ioredis');
     return new RedisConnection(
       new RedisClient(url, {
@@ -41,6 +45,7 @@ export class RedisConnection implements OnApplicationShutdown {
         enableOfflineQueue: false,
         retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
       }),
+      keyPrefix,
     );
   }
 
@@ -69,11 +74,13 @@ export class RedisConnection implements OnApplicationShutdown {
 @Global()
 @Module({})
 export class RedisModule {
-  /** `url`: REDIS_URL, or null to run without Redis. */
-  static forRoot(url: string | null): DynamicModule {
+  /** `url`: REDIS_URL, or null to run without Redis; `keyPrefix`: REDIS_KEY_PREFIX. */
+  static forRoot(url: string | null, keyPrefix: string): DynamicModule {
     return {
       module: RedisModule,
-      providers: [{ provide: RedisConnection, useFactory: () => RedisConnection.open(url) }],
+      providers: [
+        { provide: RedisConnection, useFactory: () => RedisConnection.open(url, keyPrefix) },
+      ],
       exports: [RedisConnection],
     };
   }
