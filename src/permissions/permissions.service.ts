@@ -49,9 +49,10 @@ export class PermissionsService {
     const context = await this.guilds.guildContext(guildId);
     const access = await this.guilds.memberOf(context, userId);
     if (!access) return [];
-    const guild = await this.guild(context, UNCACHED);
+    // Built afresh, outside the memos the settings engine's cached reads fill.
+    const guild = buildGuild(context, await loadEntries(this.roles, guildId));
     const member = await this.member(guildId, userId, access.member.roles, UNCACHED);
-    return this.resolved(guild, member);
+    return memberPermissions(guild, member);
   }
 
   private readonly built = new WeakMap<
@@ -69,12 +70,8 @@ export class PermissionsService {
     context: GuildContext,
     via: PermissionReads | EntityManager,
   ): Promise<PermissionGuild> {
-    const load = async (roles: Repository<GuildRoleEntity>): Promise<StoredEntry[]> =>
-      (await roles.find({ where: { guild_id: context.guild.id } })).map((e) => ({
-        role_id: e.role_id,
-        index: e.index,
-        perms: e.perms,
-      }));
+    const load = (roles: Repository<GuildRoleEntity>): Promise<StoredEntry[]> =>
+      loadEntries(roles, context.guild.id);
     if (via instanceof EntityManager) {
       return buildGuild(context, await load(via.getRepository(GuildRoleEntity)));
     }
@@ -129,6 +126,17 @@ interface StoredEntry {
   role_id: string;
   index: number;
   perms: string[];
+}
+
+async function loadEntries(
+  roles: Repository<GuildRoleEntity>,
+  guildId: string,
+): Promise<StoredEntry[]> {
+  return (await roles.find({ where: { guild_id: guildId } })).map((e) => ({
+    role_id: e.role_id,
+    index: e.index,
+    perms: e.perms,
+  }));
 }
 
 function buildGuild(context: GuildContext, entries: readonly StoredEntry[]): PermissionGuild {
