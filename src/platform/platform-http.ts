@@ -1,4 +1,16 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DefaultRestOptions,
+  DiscordAPIError,
+  HTTPError,
+  type InternalRequest,
+  type RateLimitData,
+  RateLimitError,
+  RequestMethod,
+  type ResponseLike,
+  REST,
+} from '@discordjs/rest';
 import { Logger } from '@nestjs/common';
 import { countsAsInvalid, InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
@@ -12,7 +24,7 @@ export interface PlatformHttpOptions {
   clientSecret: string;
   /** Per attempt, body included. */
   timeoutMs: number;
-  /** Further attempts after a timeout, a network error or a 5xx. */
+  /** Further attempts after a timeout, a network error or a 5xx, each after a growing delay. */
   retries: number;
   /** Further attempts after a 429. */
   rateLimitRetries: number;
@@ -41,9 +53,7 @@ export interface PlatformCall {
   /** The route template, for rate-limit buckets, logs and errors: `/guilds/:guild_id`. */
   route: string;
   /** The concrete path: `/guilds/123`. */
-  path: string;
-  /** The route's top-level resource id: the platform keys its rate limits on it. */
-  majorId?: string;
+  path: `/${string}`;
   auth: PlatformAuth;
   query?: Record<string, string>;
   json?: unknown;
@@ -56,119 +66,209 @@ export interface PlatformAnswer {
   body: unknown;
 }
 
+/** Appended to the transport's own `DiscordBot (…)` user agent, which the platform requires. */
+const USER_AGENT_APPENDIX = 'BotManagementService/0.2.0';
+
+/** What one `send` has met so far, read by the rate-limit hook the transport calls back. */
+interface CallState {
+  label: string;
+  /** 429 answers drawn by this call. */
+  rateLimits: number;
+  /** 429 answers already announced in the log. */
+  announced: number;
+  /** Why the rate-limit hook refused to wait, for the error. */
+  refusal?: string;
+}
+
 /**
- * The transport to the platform: one request with a timeout, 429s waited out per `retry_after`
- * (a bounded number of times, with the bucket and the global limit respected by every later
- * request), timeouts, network errors and 5xx retried with exponential backoff a bounded number of
- * times, and then `PlatformUnavailableError`.
+ * The transport to the platform, on `@discordjs/rest`: it learns the platform's bucket ids from
+ * `X-RateLimit-Bucket`, queues requests per bucket and major id, holds every request during a
+ * global limit, waits out 429s and applies the timeout. On top of it, this class adds what the
+ * service's answers depend on:
+ *
+ * - a bound on a call's 429s (`rateLimitRetries`) and on any single wait (`maxRateLimitWaitMs`),
+ *   so a request that depends on the platform still answers in bounded time;
+ * - retries of timeouts, network errors and 5xx with exponential backoff and jitter (the library
+ *   would retry at once, into a platform that is failing), then `PlatformUnavailableError`;
+ * - a body read inside the timeout, so an answer whose body never ends counts as a timeout;
+ * - the invalid-request budget: the library only counts invalid answers (once per process, for
+ *   every client); this one refuses calls locally before the platform's ban.
+ *
+ * The bot and the OAuth2 client credentials each have one long-lived manager, as the platform
+ * limits each of them as one identity; each user token gets a manager of its own for its call, so
+ * one user's limits never queue another user's requests.
  */
 export class PlatformHttp {
   private readonly logger = new Logger(PlatformHttp.name);
-  /** When each rate-limit bucket may be used again (epoch ms). */
-  private readonly bucketResumeAt = new Map<string, number>();
-  private globalResumeAt = 0;
   private readonly invalidAnswers: InvalidRequestBudget;
   private budgetLoggedAt = Number.NEGATIVE_INFINITY;
+  /** The call each transport callback belongs to (the library's hooks carry no request). */
+  private readonly calls = new AsyncLocalStorage<CallState>();
+  private readonly bot: REST;
+  private readonly app: REST;
 
   constructor(private readonly options: PlatformHttpOptions) {
     this.invalidAnswers = new InvalidRequestBudget(
       options.invalidRequestLimit ?? DEFAULT_INVALID_REQUEST_LIMIT,
     );
+    this.bot = this.manager(true);
+    this.app = this.manager(true);
   }
 
-  async send(call: PlatformCall): Promise<PlatformAnswer> {
-    const label = `${call.method} ${call.route}`;
-    const bucket = `${call.method} ${call.route} ${call.majorId ?? ''}`;
-    let failures = 0;
-    let rateLimits = 0;
-    for (;;) {
-      this.checkBudget(label);
-      await this.waitForBucket(bucket, label);
-      const outcome = await this.attempt(call);
-      if ('response' in outcome) {
-        const { response } = outcome;
-        if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
-          this.invalidAnswers.record();
-        }
-        this.recordBucket(bucket, response.headers);
-        if (response.status === 429) {
-          const waitMs = this.rateLimitWait(response, bucket);
-          rateLimits += 1;
-          if (rateLimits > this.options.rateLimitRetries) {
-            throw new PlatformUnavailableError(
-              `${label}: still rate limited after ${rateLimits} attempts`,
-            );
-          }
-          if (waitMs > this.options.maxRateLimitWaitMs) {
-            throw new PlatformUnavailableError(`${label}: rate limited for ${waitMs} ms`);
-          }
-          this.logger.warn({ route: label, wait_ms: waitMs }, 'Chat platform rate limit: waiting');
-          continue;
-        }
-        if (response.status < 500) {
-          return { status: response.status, body: parseBody(response.text) };
-        }
-      }
-      const reason = 'response' in outcome ? `status ${outcome.response.status}` : outcome.error;
-      failures += 1;
+  send(call: PlatformCall): Promise<PlatformAnswer> {
+    const state: CallState = { label: `${call.method} ${call.route}`, rateLimits: 0, announced: 0 };
+    return this.calls.run(state, () => this.sendWithRetries(call, state));
+  }
+
+  private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
+    const request = this.request(call);
+    const manager = this.managerFor(call.auth);
+    for (let failures = 1; ; failures++) {
+      const outcome = await this.attempt(manager, request, state);
+      if ('answer' in outcome) return outcome.answer;
       if (failures > this.options.retries) {
-        throw new PlatformUnavailableError(`${label}: ${reason} after ${failures} attempts`);
+        throw new PlatformUnavailableError(
+          `${state.label}: ${outcome.failure} after ${failures} attempts`,
+        );
       }
       const delay = this.backoff(failures);
       this.logger.warn(
-        { route: label, reason, retry_in_ms: delay },
+        { route: state.label, reason: outcome.failure, retry_in_ms: delay },
         'Chat platform call failed: retrying',
       );
       await sleep(delay);
     }
   }
 
+  /** One pass through the transport: an answer, or the failure to retry after a delay. */
   private async attempt(
-    call: PlatformCall,
-  ): Promise<{ response: RawResponse } | { error: string }> {
-    const url = new URL(`${this.options.apiUrl}/v10${call.path}`);
-    for (const [key, value] of Object.entries(call.query ?? {})) url.searchParams.set(key, value);
-    const headers: Record<string, string> = {
-      'User-Agent': 'BotManagementService (https://github.com, 0.2.0)',
-      ...this.authorization(call.auth),
-    };
-    let body: string | undefined;
-    if (call.form) {
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(call.form).toString();
-    } else if (call.json !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(call.json);
-    }
+    manager: REST,
+    request: InternalRequest,
+    state: CallState,
+  ): Promise<{ answer: PlatformAnswer } | { failure: string }> {
     try {
-      const response = await fetch(url, {
-        method: call.method,
-        headers,
-        body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-      // Read now, inside the timeout, so a body that never ends counts as a timeout too.
-      const text = await response.text();
-      return { response: { status: response.status, headers: response.headers, text } };
+      const response = await manager.queueRequest(request);
+      return { answer: { status: response.status, body: parseBody(await response.text()) } };
     } catch (error) {
-      // AbortSignal.timeout rejects with a DOMException named TimeoutError.
-      const timedOut = (error as { name?: unknown } | null)?.name === 'TimeoutError';
-      return { error: timedOut ? `timed out after ${this.options.timeoutMs} ms` : 'network error' };
+      if (error instanceof DiscordAPIError) {
+        return { answer: { status: error.status, body: errorBody(error.rawError) } };
+      }
+      if (error instanceof HTTPError) return { failure: `status ${error.status}` };
+      if (error instanceof RateLimitError) {
+        throw new PlatformUnavailableError(`${state.label}: ${state.refusal ?? 'rate limited'}`);
+      }
+      if (error instanceof PlatformUnavailableError) throw error;
+      return {
+        failure: isAbort(error) ? `timed out after ${this.options.timeoutMs} ms` : 'network error',
+      };
     }
   }
 
-  private authorization(auth: PlatformAuth): Record<string, string> {
+  private request(call: PlatformCall): InternalRequest {
+    const headers: Record<string, string> = { Authorization: this.authorization(call.auth) };
+    const request: InternalRequest = {
+      method: METHODS[call.method],
+      fullRoute: call.path,
+      // Credentials travel as headers: the library would forget its token after any 401.
+      auth: false,
+      headers,
+    };
+    if (call.query) request.query = new URLSearchParams(call.query);
+    if (call.form) {
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+      request.body = new URLSearchParams(call.form).toString();
+      request.passThroughBody = true;
+    } else if (call.json !== undefined) {
+      request.body = call.json;
+    }
+    return request;
+  }
+
+  private managerFor(auth: PlatformAuth): REST {
     switch (auth.kind) {
       case 'bot':
-        return { Authorization: `Bot ${this.options.botToken}` };
+        return this.bot;
+      case 'client':
+        return this.app;
       case 'bearer':
-        return { Authorization: `Bearer ${auth.token}` };
+        return this.manager(false);
+    }
+  }
+
+  /** A manager; `longLived` ones sweep their idle buckets, short-lived ones need no timers. */
+  private manager(longLived: boolean): REST {
+    return new REST({
+      api: this.options.apiUrl,
+      version: '10',
+      timeout: this.options.timeoutMs,
+      retries: 0,
+      // Waits as long as the platform asks, as before: no safety margin added to each wait.
+      offset: 0,
+      userAgentAppendix: USER_AGENT_APPENDIX,
+      rejectOnRateLimit: (limit) => this.refusesToWait(limit),
+      // The library declares this hook on the web's RequestInit but calls it with undici's, which
+      // its default transport takes. The type checker sees two RequestInit types here; the linter,
+      // resolving the web's from undici-types, sees one.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
+      makeRequest: (url, init) => this.exchange(url, init as UndiciRequestInit),
+      ...(longLived ? {} : { hashSweepInterval: 0, handlerSweepInterval: 0 }),
+    });
+  }
+
+  private authorization(auth: PlatformAuth): string {
+    switch (auth.kind) {
+      case 'bot':
+        return `Bot ${this.options.botToken}`;
+      case 'bearer':
+        return `Bearer ${auth.token}`;
       case 'client': {
         const { clientId, clientSecret } = this.options;
-        const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
-        return { Authorization: `Basic ${basic}` };
+        return `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
       }
     }
+  }
+
+  /**
+   * One request on the wire, for the library: refused locally once the invalid-request budget is
+   * spent, counted against it by its answer, and read whole before the timeout ends.
+   */
+  private async exchange(url: string, init: UndiciRequestInit): Promise<ResponseLike> {
+    const state = this.calls.getStore();
+    this.checkBudget(state?.label ?? url);
+    const response = await DefaultRestOptions.makeRequest(url, init);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
+      this.invalidAnswers.record();
+    }
+    if (response.status === 429 && state) state.rateLimits += 1;
+    return bufferedResponse(response, bytes);
+  }
+
+  /**
+   * The library's question before every rate-limit wait (after a 429, or when a bucket or the
+   * global limit is known to be exhausted): waiting is refused past this call's bound on 429s or
+   * when the wait is longer than a request may be held.
+   */
+  private refusesToWait(limit: RateLimitData): boolean {
+    const state = this.calls.getStore();
+    if (!state) return false;
+    if (state.rateLimits > this.options.rateLimitRetries) {
+      state.refusal = `still rate limited after ${state.rateLimits} attempts`;
+      return true;
+    }
+    const waitMs = Math.ceil(Math.max(limit.timeToReset, limit.retryAfter, limit.sublimitTimeout));
+    if (waitMs > this.options.maxRateLimitWaitMs) {
+      state.refusal = `rate limited for ${waitMs} ms`;
+      return true;
+    }
+    if (state.announced < state.rateLimits) {
+      state.announced = state.rateLimits;
+      this.logger.warn(
+        { route: state.label, wait_ms: waitMs },
+        'Chat platform rate limit: waiting',
+      );
+    }
+    return false;
   }
 
   /**
@@ -190,44 +290,6 @@ export class PlatformHttp {
     );
   }
 
-  private async waitForBucket(bucket: string, label: string): Promise<void> {
-    const resumeAt = Math.max(this.globalResumeAt, this.bucketResumeAt.get(bucket) ?? 0);
-    const waitMs = resumeAt - Date.now();
-    if (waitMs <= 0) return;
-    if (waitMs > this.options.maxRateLimitWaitMs) {
-      throw new PlatformUnavailableError(`${label}: rate limited for another ${waitMs} ms`);
-    }
-    await sleep(waitMs);
-  }
-
-  /** Remembers an exhausted bucket so that later requests wait instead of drawing a 429. */
-  private recordBucket(bucket: string, headers: Headers): void {
-    const remaining = headers.get('X-RateLimit-Remaining');
-    const resetAfter = Number(headers.get('X-RateLimit-Reset-After'));
-    if (remaining === '0' && Number.isFinite(resetAfter) && resetAfter > 0) {
-      this.bucketResumeAt.set(bucket, Date.now() + resetAfter * 1000);
-    } else if (remaining !== null) {
-      this.bucketResumeAt.delete(bucket);
-    }
-  }
-
-  /** The wait a 429 asks for: the body's `retry_after` (seconds, fractional), else `Retry-After`. */
-  private rateLimitWait(response: RawResponse, bucket: string): number {
-    const body = parseBody(response.text) as { retry_after?: unknown; global?: unknown } | null;
-    const seconds =
-      typeof body?.retry_after === 'number'
-        ? body.retry_after
-        : Number(response.headers.get('Retry-After') ?? '1');
-    const waitMs = Math.max(0, Math.ceil(seconds * 1000));
-    const resumeAt = Date.now() + waitMs;
-    if (body?.global === true || response.headers.get('X-RateLimit-Global') === 'true') {
-      this.globalResumeAt = resumeAt;
-    } else {
-      this.bucketResumeAt.set(bucket, resumeAt);
-    }
-    return waitMs;
-  }
-
   private backoff(failures: number): number {
     const ceiling = this.options.backoffMs * 2 ** (failures - 1);
     // Equal jitter: at least half the delay, so retries from many requests spread out.
@@ -235,10 +297,29 @@ export class PlatformHttp {
   }
 }
 
-interface RawResponse {
-  status: number;
-  headers: Headers;
-  text: string;
+type UndiciRequestInit = Parameters<(typeof DefaultRestOptions)['makeRequest']>[1];
+
+const METHODS: Readonly<Record<PlatformCall['method'], RequestMethod>> = {
+  GET: RequestMethod.Get,
+  POST: RequestMethod.Post,
+  PUT: RequestMethod.Put,
+};
+
+/** An answer already read, served from memory to the library and to the caller. */
+function bufferedResponse(response: ResponseLike, bytes: Buffer): ResponseLike {
+  const text = bytes.toString('utf8');
+  return {
+    body: null,
+    bodyUsed: false,
+    headers: response.headers,
+    ok: response.ok,
+    status: response.status,
+    statusText: response.statusText,
+    arrayBuffer: () => Promise.resolve(new Uint8Array(bytes).buffer),
+    text: () => Promise.resolve(text),
+    // The library reads an error answer's code from this: an unreadable body has none.
+    json: () => Promise.resolve(errorBody(parseBody(text)) ?? {}),
+  };
 }
 
 function parseBody(text: string): unknown {
@@ -248,4 +329,15 @@ function parseBody(text: string): unknown {
   } catch {
     return null;
   }
+}
+
+/** The JSON object of an error answer, or null for anything else (text, an array, nothing). */
+function errorBody(body: unknown): object | null {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? body : null;
+}
+
+/** The library's timeout aborts the request; the error is named after the abort. */
+function isAbort(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
 }

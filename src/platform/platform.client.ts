@@ -104,30 +104,26 @@ export class PlatformClient {
 
   /** The guild with its roles; not found when it does not exist or the bot is not in it. */
   getGuild(guildId: string): Promise<Lookup<APIGuild>> {
-    const path = `/guilds/${encodeURIComponent(guildId)}`;
-    return this.lookup(this.call('GET', '/guilds/:guild_id', path, { kind: 'bot' }, guildId));
+    const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}`;
+    return this.lookup(this.call('GET', '/guilds/:guild_id', path, { kind: 'bot' }));
   }
 
   /** The guild's channels (without threads, as the platform serves them). */
   getGuildChannels(guildId: string): Promise<Lookup<RESTGetAPIGuildChannelsResult>> {
-    const path = `/guilds/${encodeURIComponent(guildId)}/channels`;
-    return this.lookup(
-      this.call('GET', '/guilds/:guild_id/channels', path, { kind: 'bot' }, guildId),
-    );
+    const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/channels`;
+    return this.lookup(this.call('GET', '/guilds/:guild_id/channels', path, { kind: 'bot' }));
   }
 
   /** The guild's active threads (the channel list does not include threads). */
   getActiveThreads(guildId: string): Promise<Lookup<RESTGetAPIGuildThreadsResult>> {
-    const path = `/guilds/${encodeURIComponent(guildId)}/threads/active`;
-    return this.lookup(
-      this.call('GET', '/guilds/:guild_id/threads/active', path, { kind: 'bot' }, guildId),
-    );
+    const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/threads/active`;
+    return this.lookup(this.call('GET', '/guilds/:guild_id/threads/active', path, { kind: 'bot' }));
   }
 
   getGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
-    const path = `/guilds/${encodeURIComponent(guildId)}/members/${encodeURIComponent(userId)}`;
+    const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/members/${encodeURIComponent(userId)}`;
     return this.lookup(
-      this.call('GET', '/guilds/:guild_id/members/:user_id', path, { kind: 'bot' }, guildId),
+      this.call('GET', '/guilds/:guild_id/members/:user_id', path, { kind: 'bot' }),
     );
   }
 
@@ -151,15 +147,14 @@ export class PlatformClient {
   private call(
     method: PlatformCall['method'],
     route: string,
-    path: string,
+    path: PlatformCall['path'],
     auth: PlatformAuth,
-    majorId?: string,
   ): PlatformCall {
-    return { method, route, path, auth, majorId };
+    return { method, route, path, auth };
   }
 
   private commandsCall(method: 'GET' | 'PUT'): PlatformCall {
-    const path = `/applications/${encodeURIComponent(this.applicationId)}/commands`;
+    const path: PlatformCall['path'] = `/applications/${encodeURIComponent(this.applicationId)}/commands`;
     return this.call(method, '/applications/:application_id/commands', path, { kind: 'bot' });
   }
 

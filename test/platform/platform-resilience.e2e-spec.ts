@@ -7,6 +7,7 @@ import { unusedPort } from 'test/support/ports';
 import { faultsOf } from 'test/support/emulator-faults';
 
 const GUILD_ROUTE = 'GET /guilds/:guild_id';
+const CHANNELS_ROUTE = 'GET /guilds/:guild_id/channels';
 
 /** Times (ms) at which the emulator saw each request to a route. */
 function arrivals(emulator: ReturnType<ReturnType<typeof useEmulator>>, route: string): number[] {
@@ -32,6 +33,9 @@ describe('platform transport', () => {
 
     it('holds later requests on the same bucket until it resets', async () => {
       const client = clientFor(emulator());
+      // The platform names the route's bucket on every answer: this one teaches it to the client.
+      await client.getGuild(DEMO_IDS.community);
+      emulator().requests.length = 0;
       faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0.4 });
       const first = client.getGuild(DEMO_IDS.community);
       await sleep(100);
@@ -41,6 +45,34 @@ describe('platform transport', () => {
       const [limitedAt, ...later] = arrivals(emulator(), GUILD_ROUTE);
       expect(later).toHaveLength(2);
       for (const at of later) expect(at - limitedAt).toBeGreaterThanOrEqual(400);
+    });
+
+    it("keys limits on the platform's bucket ids: routes sharing a bucket share its limit, per guild", async () => {
+      const client = clientFor(emulator());
+      const shared = { kind: 'bucket', bucket: 'guild-reads' } as const;
+      // The platform names the same bucket for two routes…
+      faultsOf(emulator()).inject(GUILD_ROUTE, shared);
+      await client.getGuild(DEMO_IDS.community);
+      faultsOf(emulator()).inject(CHANNELS_ROUTE, shared);
+      await client.getGuildChannels(DEMO_IDS.community);
+      // …and one of them spends it.
+      faultsOf(emulator()).inject(GUILD_ROUTE, { ...shared, resetAfter: 0.4 });
+      await client.getGuild(DEMO_IDS.community);
+      const [spentAt] = arrivals(emulator(), GUILD_ROUTE).slice(-1);
+      const otherGuild = client.getGuildChannels(DEMO_IDS.botLab);
+      await client.getGuildChannels(DEMO_IDS.community);
+      await otherGuild;
+      const [otherGuildAt, sameGuildAt] = arrivals(emulator(), CHANNELS_ROUTE).slice(-2);
+      // The other route waited for the shared bucket of this guild; another guild's did not.
+      expect(sameGuildAt - spentAt).toBeGreaterThanOrEqual(400);
+      expect(otherGuildAt - spentAt).toBeLessThan(400);
+      const urls = emulator()
+        .requests.filter((r) => r.route === CHANNELS_ROUTE)
+        .map((r) => r.url);
+      expect(urls.slice(-2)).toEqual([
+        `/api/v10/guilds/${DEMO_IDS.botLab}/channels`,
+        `/api/v10/guilds/${DEMO_IDS.community}/channels`,
+      ]);
     });
 
     it('honours a global rate limit on every route', async () => {

@@ -13,7 +13,13 @@ export type EmulatorFault =
   /** Answers with this status and JSON body instead of the route's own answer. */
   | { kind: 'respond'; status: number; body: object }
   /** Answers normally, but only after `delayMs`. */
-  | { kind: 'hang'; delayMs: number };
+  | { kind: 'hang'; delayMs: number }
+  /**
+   * Answers normally, naming `bucket` as the route's rate-limit bucket (the platform puts several
+   * routes in one bucket); with `resetAfter`, the answer spends the bucket's last request for that
+   * many seconds.
+   */
+  | { kind: 'bucket'; bucket: string; resetAfter?: number };
 
 /**
  * The platform misbehaving on demand: faults played by an emulator's interceptor, per route
@@ -46,6 +52,16 @@ export class EmulatorFaults {
       case 'hang':
         await sleep(fault.delayMs, undefined, { signal: closing }).catch(() => undefined);
         return;
+      case 'bucket':
+        void reply.header('X-RateLimit-Bucket', fault.bucket);
+        if (fault.resetAfter !== undefined) {
+          void reply.headers({
+            'X-RateLimit-Limit': '5',
+            'X-RateLimit-Remaining': '0',
+            'X-RateLimit-Reset-After': String(fault.resetAfter),
+          });
+        }
+        return;
       case 'error':
         await reply.code(fault.status).send({ message: `${fault.status}: Server Error`, code: 0 });
         return;
@@ -60,7 +76,6 @@ export class EmulatorFaults {
             'X-RateLimit-Limit': '5',
             'X-RateLimit-Remaining': '0',
             'X-RateLimit-Reset-After': String(fault.retryAfter),
-            'X-RateLimit-Bucket': 'emulated-bucket',
             'X-RateLimit-Scope': fault.global ? 'global' : fault.shared ? 'shared' : 'user',
             ...(fault.global ? { 'X-RateLimit-Global': 'true' } : {}),
           })

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -148,8 +149,22 @@ export class PlatformEmulator {
       auth: authKind(request, this.state),
     });
     if (this.requests.length > this.maxLoggedRequests) this.requests.shift();
+    // The platform names a route's rate-limit bucket on every answer; clients key their limits on it.
+    void reply.header('X-RateLimit-Bucket', bucketOf(route));
     if (this.interceptor) await this.interceptor(route, reply, this.closing.signal);
   }
+}
+
+const buckets = new Map<string, string>();
+
+/** A stable, opaque bucket id per route template, like the platform's. */
+function bucketOf(route: string): string {
+  let bucket = buckets.get(route);
+  if (!bucket) {
+    bucket = createHash('sha256').update(route).digest('hex').slice(0, 32);
+    buckets.set(route, bucket);
+  }
+  return bucket;
 }
 
 function authKind(request: FastifyRequest, state: EmulatorState): EmulatedRequest['auth'] {
