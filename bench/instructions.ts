@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
+import { BenchPlatform } from './bench-platform';
 import { SCENARIOS, type Scenario } from './scenarios';
 
 /**
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
   const database = await freshPostgresDatabase('bms_instructions');
   if (!database) throw new Error(`PostgreSQL is not reachable at ${BENCH_ADMIN_URL}`);
   const rows: string[] = [];
+  const platform = await BenchPlatform.start();
   try {
     for (const scenario of SCENARIOS) {
       const service = await startCounted(
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
           DATABASE_URL: database.url,
           TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
           RATE_LIMITS_ENABLED: 'false',
+          ...platform.serviceEnv(),
         },
         '/healthz',
       );
@@ -49,7 +52,7 @@ async function main(): Promise<void> {
       let body: string;
       let serviceCount: number;
       try {
-        headers = await scenario.prepare(service.url);
+        headers = await scenario.prepare(service.url, platform);
         body = await answer(service.url, scenario, headers);
         serviceCount = await count(service, scenario, headers);
       } finally {
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
       console.log(rows.at(-1));
     }
   } finally {
+    await platform.close();
     await database.drop();
   }
   console.log(

@@ -9,6 +9,7 @@ import { SCENARIOS, type Scenario } from './scenarios';
 import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { prepareSoakMix } from './soak';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { BenchPlatform } from './bench-platform';
 
 /**
  * `npm run bench`: every scenario against the built service on the embedded default and on
@@ -58,7 +59,8 @@ interface Soaked {
 /** One start of the service: time to a healthy /healthz and resident memory once up. */
 interface Boot {
   engine: string;
-  start: 'first' | 'restart';
+  /** `live` is the measured service, talking to the bench's platform instead of its own emulator. */
+  start: 'first' | 'restart' | 'live';
   ms: number;
   rssMb: number;
 }
@@ -72,16 +74,31 @@ interface EngineResults {
 }
 
 async function main(): Promise<void> {
+  const platform = await BenchPlatform.start();
+  try {
+    report(await benchEngines(platform));
+  } finally {
+    await platform.close();
+  }
+}
+
+async function benchEngines(platform: BenchPlatform): Promise<EngineResults[]> {
   const results: EngineResults[] = [];
-  if (ENGINES.includes('embedded')) results.push(await benchEngine('embedded (PGlite)', {}));
+  if (ENGINES.includes('embedded')) {
+    results.push(await benchEngine('embedded (PGlite)', {}, platform));
+  }
   const database = ENGINES.includes('postgres') ? await freshPostgresDatabase('bms_bench') : null;
   if (database) {
     try {
       results.push(
-        await benchEngine('PostgreSQL', {
-          DATABASE_URL: database.url,
-          TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
-        }),
+        await benchEngine(
+          'PostgreSQL',
+          {
+            DATABASE_URL: database.url,
+            TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+          },
+          platform,
+        ),
       );
     } finally {
       await database.drop();
@@ -89,7 +106,7 @@ async function main(): Promise<void> {
   } else if (ENGINES.includes('postgres')) {
     console.log(`PostgreSQL not reachable at ${BENCH_ADMIN_URL}: skipped`);
   }
-  report(results);
+  return results;
 }
 
 /** `BENCH_SCENARIOS=config,@me` measures only the scenarios whose name contains one of the words. */
@@ -163,10 +180,16 @@ async function startService(
   await sleep(1000);
   const boot = { engine, start, ms, rssMb: rssMb(child.pid, 'VmRSS') };
   console.log(
-    `${engine}: ${start === 'first' ? 'first start' : 'restart'}, healthy after ${ms} ms, ${boot.rssMb} MiB resident`,
+    `${engine}: ${START_LABELS[start]}, healthy after ${ms} ms, ${boot.rssMb} MiB resident`,
   );
   return { process: child, baseUrl, inspectorPort, boot };
 }
+
+const START_LABELS: Readonly<Record<Boot['start'], string>> = {
+  first: 'first start',
+  restart: 'restart',
+  live: 'measured start (live mode)',
+};
 
 async function stopService(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -175,27 +198,37 @@ async function stopService(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function benchEngine(engine: string, env: Record<string, string>): Promise<EngineResults> {
+async function benchEngine(
+  engine: string,
+  env: Record<string, string>,
+  platform: BenchPlatform,
+): Promise<EngineResults> {
   const engineEnv = { DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')), ...env };
-  // A first start on a new data directory (or database), stopped, then the measured service
-  // restarted on it.
+  // The default (demo mode), as `npm start` runs it: a first start on a new data directory (or
+  // database), then a restart on it. Both are timed and measured.
   const first = await startService(engine, 'first', engineEnv);
   await stopService(first.process);
-  const running = await startService(engine, 'restart', engineEnv);
+  const restarted = await startService(engine, 'restart', engineEnv);
+  await stopService(restarted.process);
+  // The measured service talks to the bench's platform, whose seed adds the bench guild, as a
+  // service in production talks to the real one.
+  const running = await startService(engine, 'live', { ...engineEnv, ...platform.serviceEnv() });
   const { process: service, baseUrl, inspectorPort } = running;
   try {
     const scenarios: Measured[] = [];
     for (const scenario of selectedScenarios()) {
-      scenarios.push(await benchScenario(engine, scenario, baseUrl, service));
+      scenarios.push(await benchScenario(engine, scenario, baseUrl, service, platform));
     }
-    const soaked = SOAK_DURATION_S > 0 ? await soak(engine, baseUrl, service) : null;
+    const soaked = SOAK_DURATION_S > 0 ? await soak(engine, baseUrl, service, platform) : null;
     const profiles: string[] = [];
     if (PROFILE_DURATION_S > 0) {
       for (const scenario of selectedScenarios()) {
-        profiles.push(await profileScenario(engine, scenario, baseUrl, service, inspectorPort));
+        profiles.push(
+          await profileScenario(engine, scenario, { baseUrl, service, inspectorPort, platform }),
+        );
       }
     }
-    return { boots: [first.boot, running.boot], scenarios, soak: soaked, profiles };
+    return { boots: [first.boot, restarted.boot], scenarios, soak: soaked, profiles };
   } finally {
     await stopService(service);
   }
@@ -206,8 +239,9 @@ async function benchScenario(
   scenario: Scenario,
   baseUrl: string,
   service: ChildProcess,
+  platform: BenchPlatform,
 ): Promise<Measured> {
-  const headers = await scenario.prepare(baseUrl);
+  const headers = await scenario.prepare(baseUrl, platform);
   const request = { method: scenario.method, headers, body: scenario.body };
   const sample = await fetch(baseUrl + scenario.path, request);
   if (!sample.ok) throw new Error(`${scenario.name}: ${sample.status} ${await sample.text()}`);
@@ -276,11 +310,15 @@ async function startBaseline(
 async function profileScenario(
   engine: string,
   scenario: Scenario,
-  baseUrl: string,
-  service: ChildProcess,
-  inspectorPort: number,
+  target: {
+    baseUrl: string;
+    service: ChildProcess;
+    inspectorPort: number;
+    platform: BenchPlatform;
+  },
 ): Promise<string> {
-  const headers = await scenario.prepare(baseUrl);
+  const { baseUrl, service, inspectorPort, platform } = target;
+  const headers = await scenario.prepare(baseUrl, platform);
   const request = { method: scenario.method, headers, body: scenario.body };
   const profile = await profileWhile(service.pid!, inspectorPort, async () => {
     await load(baseUrl + scenario.path, request, PROFILE_DURATION_S);
@@ -289,8 +327,13 @@ async function profileScenario(
 }
 
 /** Mixed traffic at a fixed rate for SOAK_DURATION_S, with the service's memory before and after. */
-async function soak(engine: string, baseUrl: string, service: ChildProcess): Promise<Soaked> {
-  const requests = await prepareSoakMix(baseUrl);
+async function soak(
+  engine: string,
+  baseUrl: string,
+  service: ChildProcess,
+  platform: BenchPlatform,
+): Promise<Soaked> {
+  const requests = await prepareSoakMix(baseUrl, platform);
   const options = { url: baseUrl, requests, connections: SOAK_CONNECTIONS, overallRate: SOAK_RATE };
   checked(await autocannon({ ...options, duration: 5 }), 'soak warm-up');
   const rssStartMb = rssMb(service.pid, 'VmRSS');

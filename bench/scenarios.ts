@@ -1,4 +1,5 @@
-import { BENCH_ROLE_IDS, DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { BENCH_IDS, BENCH_ROLE_IDS, type BenchPlatform } from './bench-platform';
+
 /** A benchmarked route: how to prepare it against a running service, and what to request. */
 export interface Scenario {
   name: string;
@@ -7,34 +8,22 @@ export interface Scenario {
   /** The JSON body of every request (POST scenarios). */
   body?: string;
   /** Runs once against the service before measuring; returns the request headers to use. */
-  prepare(baseUrl: string): Promise<Record<string, string>>;
+  prepare(baseUrl: string, platform: BenchPlatform): Promise<Record<string, string>>;
   /** The throughput to reach, as a share of one baseline's in the same run. */
   target: { baseline: 'minimal Nest' | 'bare'; ratio: number };
 }
 
-export async function demoLoginToken(baseUrl: string, userId?: string): Promise<string> {
-  const query = userId ? `?user_id=${userId}` : '';
-  const code = (await (await fetch(`${baseUrl}/demo/oauth2-code${query}`)).json()) as {
-    code: string;
-    redirect_uri: string;
-  };
-  const login = await fetch(`${baseUrl}/oauth2`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ code: code.code, redirect_uri: code.redirect_uri }),
-  });
-  if (!login.ok) throw new Error(`demo login failed: ${login.status} ${await login.text()}`);
-  return ((await login.json()) as { token: string }).token;
-}
-
-export const BENCH_SETTINGS = `/guilds/${DEMO_IDS.benchGuild}/settings`;
+export const BENCH_SETTINGS = `/guilds/${BENCH_IDS.guild}/settings`;
 
 /**
  * The bench guild's owner gives each of its 100 roles a `guildroles` entry; the member holds 10 of
  * those roles, and so reads the entries through permissions resolved from 10 roles.
  */
-export async function prepareGuildRoles(baseUrl: string): Promise<Record<string, string>> {
-  const owner = await demoLoginToken(baseUrl, DEMO_IDS.benchOwner);
+export async function prepareGuildRoles(
+  baseUrl: string,
+  platform: BenchPlatform,
+): Promise<Record<string, string>> {
+  const owner = await platform.loginToken(baseUrl, BENCH_IDS.owner);
   const exec = (operation: string, fields: object): Promise<Response> =>
     fetch(baseUrl + BENCH_SETTINGS, {
       method: 'POST',
@@ -54,7 +43,7 @@ export async function prepareGuildRoles(baseUrl: string): Promise<Record<string,
     }
   }
   return {
-    Authorization: `Bearer ${await demoLoginToken(baseUrl, DEMO_IDS.benchMember)}`,
+    Authorization: `Bearer ${await platform.loginToken(baseUrl, BENCH_IDS.member)}`,
     'Content-Type': 'application/json',
   };
 }
@@ -65,7 +54,9 @@ export const SCENARIOS: Scenario[] = [
     method: 'GET',
     path: '/sessions/@me',
     target: { baseline: 'minimal Nest', ratio: 0.65 },
-    prepare: async (baseUrl) => ({ Authorization: `Bearer ${await demoLoginToken(baseUrl)}` }),
+    prepare: async (baseUrl, platform) => ({
+      Authorization: `Bearer ${await platform.loginToken(baseUrl)}`,
+    }),
   },
   {
     name: 'POST …/settings View guildroles (100 entries, 10 roles)',

@@ -1,5 +1,5 @@
-import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { demoLoginToken, prepareGuildRoles, BENCH_SETTINGS } from './scenarios';
+import type { BenchPlatform } from './bench-platform';
+import { prepareGuildRoles, BENCH_SETTINGS } from './scenarios';
 
 /** One request of the soak mix, as autocannon sends it. */
 export interface SoakRequest {
@@ -24,9 +24,12 @@ const SHARD_REPORT = {
  * (sessions, settings, the user's guild list, bot stats, config) and a shard report written
  * to the database. Needs the service started with `ROOT_USERS` naming the demo user.
  */
-export async function prepareSoakMix(baseUrl: string): Promise<SoakRequest[]> {
-  const settingsHeaders = await prepareGuildRoles(baseUrl);
-  const login = await demoLoginToken(baseUrl, DEMO_IDS.demoUser);
+export async function prepareSoakMix(
+  baseUrl: string,
+  platform: BenchPlatform,
+): Promise<SoakRequest[]> {
+  const settingsHeaders = await prepareGuildRoles(baseUrl, platform);
+  const login = await platform.loginToken(baseUrl);
   const user = { Authorization: `Bearer ${login}` };
   const apiToken = await fetch(`${baseUrl}/sessions`, {
     method: 'POST',

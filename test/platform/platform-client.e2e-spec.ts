@@ -124,11 +124,7 @@ describe('PlatformClient', () => {
 
     it("lists the bot's guilds", async () => {
       const guilds = await clientFor(emulator()).getBotGuilds();
-      expect(guilds.map((g) => g.id)).toEqual([
-        DEMO_IDS.community,
-        DEMO_IDS.botLab,
-        DEMO_IDS.benchGuild,
-      ]);
+      expect(guilds.map((g) => g.id)).toEqual([DEMO_IDS.community, DEMO_IDS.botLab]);
     });
   });
 

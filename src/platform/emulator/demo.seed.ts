@@ -18,16 +18,7 @@ export const DEMO_IDS = {
   sandbox: '1100000000000000200',
   /** The bot is in it; the demo user is not a member. */
   botLab: '1100000000000000300',
-  /** A large guild for benchmarks: 100 roles; its member holds 10 of them. */
-  benchGuild: '1100000000000000400',
-  benchOwner: '1100000000000000016',
-  benchMember: '1100000000000000015',
 } as const;
-
-/** The bench guild's roles: ids …401 to …500, positions 1 to 100. */
-export const BENCH_ROLE_IDS: readonly string[] = Array.from({ length: 100 }, (_, i) =>
-  (BigInt(DEMO_IDS.benchGuild) + BigInt(i + 1)).toString(),
-);
 
 const C = DEMO_IDS.community;
 const role = (n: number): string => `11000000000000001${String(n).padStart(2, '0')}`;
@@ -49,7 +40,8 @@ const ROLES = {
   newcomer: role(12),
 };
 
-const EVERYONE_DEFAULT = bits(
+/** What @everyone may do in the demo guilds: the platform's defaults for a new guild. */
+export const EVERYONE_DEFAULT = bits(
   P.CreateInstantInvite,
   P.ChangeNickname,
   P.ViewChannel,
@@ -73,47 +65,6 @@ const STAFF_ONLY = [
   { id: ROLES.moderator, type: OverwriteType.Role, allow: bits(P.ViewChannel), deny: '0' },
   { id: ROLES.helper, type: OverwriteType.Role, allow: bits(P.ViewChannel), deny: '0' },
 ];
-
-/** The bench guild: 100 roles with permissions, one channel, its owner, a member and the bot. */
-const BENCH_GUILD: EmulatorSeed['guilds'][number] = {
-  id: DEMO_IDS.benchGuild,
-  name: 'Bench Guild',
-  icon: null,
-  owner_id: DEMO_IDS.benchOwner,
-  roles: [
-    { id: DEMO_IDS.benchGuild, name: '@everyone', permissions: EVERYONE_DEFAULT, position: 0 },
-    ...BENCH_ROLE_IDS.map((id, i) => ({
-      id,
-      name: `Role ${i + 1}`,
-      permissions: bits(P.ViewChannel, P.SendMessages),
-      position: i + 1,
-    })),
-    {
-      id: '1100000000000000501',
-      name: 'Demo Moderation Bot',
-      permissions: bits(P.Administrator),
-      position: 101,
-      managed: true,
-      tags: { bot_id: DEMO_IDS.bot },
-    },
-  ],
-  channels: [
-    { id: '1100000000000000510', type: ChannelType.GuildText, name: 'bench', position: 0 },
-  ],
-  members: [
-    { user_id: DEMO_IDS.benchOwner, roles: [], joined_at: '2024-07-01T00:00:00.000Z' },
-    {
-      user_id: DEMO_IDS.benchMember,
-      roles: BENCH_ROLE_IDS.slice(0, 10),
-      joined_at: '2024-07-02T00:00:00.000Z',
-    },
-    {
-      user_id: DEMO_IDS.bot,
-      roles: ['1100000000000000501'],
-      joined_at: '2024-07-03T00:00:00.000Z',
-    },
-  ],
-};
 
 /**
  * The demo world served in demo mode: a community guild with a dozen roles, categories, text, voice,
@@ -164,20 +115,6 @@ export const DEMO_SEED: EmulatorSeed = {
       avatar: null,
     },
     {
-      id: DEMO_IDS.benchOwner,
-      username: 'erin',
-      discriminator: '0',
-      global_name: 'Erin',
-      avatar: null,
-    },
-    {
-      id: DEMO_IDS.benchMember,
-      username: 'frank',
-      discriminator: '0',
-      global_name: 'Frank',
-      avatar: null,
-    },
-    {
       id: DEMO_IDS.dave,
       username: 'dave',
       discriminator: '0',
@@ -186,7 +123,6 @@ export const DEMO_SEED: EmulatorSeed = {
     },
   ],
   guilds: [
-    BENCH_GUILD,
     {
       id: C,
       name: 'Demo Community',
