@@ -17,27 +17,23 @@ describe('entryBound', () => {
     // A full collection before each reading, so the growth is what the caches keep alive.
     setFlagsFromString('--expose-gc');
     const collect = runInNewContext('gc') as () => void;
-    // The heap and the memory outside it: `max` reserves plain arrays on the heap and typed arrays
-    // outside it, and how much lands where depends on the engine's array representation.
-    const used = (): number => {
-      const { heapUsed, external } = process.memoryUsage();
-      return heapUsed + external;
-    };
-    const heapGrowth = (build: () => unknown): number => {
+    // `max` reserves typed arrays (ArrayBuffers) sized by the bound: allocated at once and counted
+    // exactly, unlike its plain arrays, whose heap share depends on the engine's representation
+    // and on what else a collection frees meanwhile.
+    const reserved = (build: () => unknown): number => {
       collect();
-      const before = used();
-      const kept = Array.from({ length: 20 }, build);
-      collect();
-      const growth = used() - before;
-      expect(kept).toHaveLength(20);
+      const before = process.memoryUsage().arrayBuffers;
+      const kept = Array.from({ length: 40 }, build);
+      const growth = process.memoryUsage().arrayBuffers - before;
+      expect(kept).toHaveLength(40);
       return growth;
     };
     // eslint-disable-next-line no-restricted-syntax -- the preallocating form, for comparison
-    const preallocated = heapGrowth(() => new LRUCache<string, number>({ max: 100_000 }));
-    const growing = heapGrowth(() => new LRUCache<string, number>({ ...entryBound(100_000) }));
-    // `max` reserves ≈ 2.8 MB per cache (1.6 MB of plain arrays on the heap, 1.2 MB of typed arrays
-    // outside it: 56 MB for 20); the entry bound, next to nothing.
-    expect(preallocated).toBeGreaterThan(20_000_000);
-    expect(growing).toBeLessThan(2_000_000);
+    const preallocated = reserved(() => new LRUCache<string, number>({ max: 100_000 }));
+    const growing = reserved(() => new LRUCache<string, number>({ ...entryBound(100_000) }));
+    // `max` reserves three arrays of 100,000 32-bit indexes per cache, 1.2 MB (48 MB for 40); the
+    // entry bound, nothing.
+    expect(preallocated).toBeGreaterThan(30_000_000);
+    expect(growing).toBeLessThan(1_000_000);
   });
 });
