@@ -7,7 +7,7 @@ const shared = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
   },
-  moduleNameMapper: { '^(src|test)/(.*)$': '<rootDir>/$1/$2' },
+  moduleNameMapper: { '^(src|test|clients)/(.*)$': '<rootDir>/$1/$2' },
   testEnvironment: 'node',
 };
 
@@ -27,6 +27,8 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // Every answer the suite receives is checked against openapi.json.
+      setupFilesAfterEnv: ['<rootDir>/test/support/contract-setup.ts'],
       // Each e2e file boots the application on a fresh database.
       slowTestThreshold: 30,
     },

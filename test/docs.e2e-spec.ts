@@ -34,6 +34,12 @@ describe('API documentation', () => {
     expect(res.text).toContain('<title>Bot Management Service API</title>');
   });
 
+  it('leads from the root to the docs', async () => {
+    const res = await t().http().get('/').expect(302);
+    expect(res.headers.location).toBe('/docs');
+    expect((await t().http().head('/')).status).toBe(302);
+  });
+
   it("serves Swagger UI's assets", async () => {
     const res = await t().http().get('/docs/swagger-ui-init.js').expect(200);
     expect(res.text).toContain('openapi');

@@ -33,7 +33,7 @@ export class LoginService {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  async login(code: string, redirectUri: string): Promise<Login> {
+  async login(code: string, redirectUri: string, codeVerifier?: string): Promise<Login> {
     if (!this.config.oauth2.allowedRedirects.includes(redirectUri)) {
       throw new AppException(
         ErrorCode.Restricted,
@@ -46,7 +46,7 @@ export class LoginService {
         'This authorization code was already used; start the login again',
       );
     }
-    const grant = await this.exchange(code, redirectUri);
+    const grant = await this.exchange(code, redirectUri, codeVerifier);
     if (!REQUIRED_SCOPES.every((scope) => grant.scope.split(' ').includes(scope))) {
       await this.discard(grant);
       throw new AppException(
@@ -75,9 +75,13 @@ export class LoginService {
     return { issued, profile };
   }
 
-  private async exchange(code: string, redirectUri: string): Promise<OAuth2Grant> {
+  private async exchange(
+    code: string,
+    redirectUri: string,
+    codeVerifier: string | undefined,
+  ): Promise<OAuth2Grant> {
     try {
-      return await this.platform.exchangeCode(code, redirectUri);
+      return await this.platform.exchangeCode(code, redirectUri, codeVerifier);
     } catch (error) {
       if (error instanceof OAuth2GrantError) {
         throw new AppException(

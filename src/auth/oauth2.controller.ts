@@ -20,11 +20,15 @@ export class OAuth2Controller {
   @ApiOperation({
     summary: 'Log in: exchange an OAuth2 authorization code for a login session',
     description:
-      'Requires the identify and guilds scopes. In demo mode, GET /demo/oauth2-code hands out codes.',
+      'Requires the identify and guilds scopes. A public client (a single-page dashboard) uses PKCE: it sends the `code_challenge` when sending the user to the platform and the `code_verifier` here. In demo mode, GET /demo/oauth2-code hands out codes (with a `code_challenge` for PKCE).',
   })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.ApiBanned)
   async create(@Body() body: OAuth2LoginDto): Promise<SessionCreatedDto> {
-    const { issued, profile } = await this.login.login(body.code, body.redirect_uri);
+    const { issued, profile } = await this.login.login(
+      body.code,
+      body.redirect_uri,
+      body.code_verifier,
+    );
     return sessionCreatedDto(issued, {
       id: profile.id,
       username: profile.username,

@@ -19,6 +19,13 @@ export class RootUserGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const session = context.switchToHttp().getRequest<{ user?: AuthenticatedSession }>().user;
+    if (session?.scope) {
+      // A scope names guilds and permission strings; the internal routes are neither.
+      throw new AppException(
+        ErrorCode.Restricted,
+        'This API token is limited to a scope; internal routes need a token without one',
+      );
+    }
     if (session && this.rootUsers.has(session.userId)) return true;
     throw new AppException(
       ErrorCode.Restricted,

@@ -25,7 +25,11 @@ interface HeaderCarrier {
   headers: Record<string, string | string[] | undefined>;
 }
 
-type SessionRequest = HeaderCarrier & { ip: string; user: AuthenticatedSession | null };
+type SessionRequest = HeaderCarrier & {
+  ip: string;
+  user: AuthenticatedSession | null;
+  params?: unknown;
+};
 
 /** What a route asks of authentication, read once per handler from its decorators. */
 interface RouteAuth {
@@ -102,6 +106,7 @@ export class SessionAuthGuard implements CanActivate, OnApplicationBootstrap {
           : 'Login sessions cannot use this route; it needs an API token',
       );
     }
+    requireGuildInScope(session, request.params);
     return true;
   }
 
@@ -178,4 +183,18 @@ function normaliseAuthorization(request: HeaderCarrier): void {
     );
   }
   if (!BEARER.test(header)) request.headers.authorization = `Bearer ${header.trim()}`;
+}
+
+/**
+ * A token limited to some guilds may not act in another: every route about one guild names it
+ * `guild_id`, so every such route is covered, including routes added later.
+ */
+function requireGuildInScope(session: AuthenticatedSession, params: unknown): void {
+  const guilds = session.scope?.guilds;
+  const guildId = (params as { guild_id?: unknown } | undefined)?.guild_id;
+  if (!guilds || typeof guildId !== 'string' || guilds.includes(guildId)) return;
+  throw new AppException(
+    ErrorCode.Restricted,
+    `This API token is limited to the guilds ${guilds.join(', ')}`,
+  );
 }

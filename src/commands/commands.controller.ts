@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, HttpStatus, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CommandsService } from 'src/commands/commands.service';
 import { BotStateDto } from 'src/commands/dto/bot-state.dto';
@@ -21,8 +21,27 @@ export class CommandsController {
     summary: "The bot's built-in commands",
     description: 'Carries a strong `ETag`; `If-None-Match` with it answers 304 without a body.',
   })
-  @ApiOkResponse({ type: BotStateDto })
-  @ApiResponse({ status: HttpStatus.NOT_MODIFIED, description: 'The catalog has not changed' })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'An `ETag` from an earlier answer: 304 without a body while it still matches.',
+  })
+  @ApiOkResponse({
+    type: BotStateDto,
+    description: 'The catalog',
+    headers: {
+      ETag: { description: 'Strong validator of the catalog', schema: { type: 'string' } },
+      'Cache-Control': { description: CACHE_CONTROL, schema: { type: 'string' } },
+    },
+  })
+  @ApiResponse({
+    status: HttpStatus.NOT_MODIFIED,
+    description: 'The catalog has not changed',
+    headers: {
+      ETag: { description: 'The same validator', schema: { type: 'string' } },
+      'Cache-Control': { description: CACHE_CONTROL, schema: { type: 'string' } },
+    },
+  })
   @ApiErrorResponses()
   botState(
     @Headers('if-none-match') ifNoneMatch: string | undefined,

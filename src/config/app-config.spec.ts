@@ -22,7 +22,7 @@ describe('loadConfig', () => {
     const config = loadConfig(memory(), '/srv/app');
     expect(config.http).toEqual({
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       trustProxy: false,
       bodyLimitBytes: 102_400,
       requestTimeoutMs: 30_000,
@@ -53,7 +53,8 @@ describe('loadConfig', () => {
       apiTokenMaxTtlSeconds: 315_360_000,
       maxApiTokensPerUser: 25,
     });
-    expect(config.rootUsers).toEqual([]);
+    // Demo mode: the default demo login may use /internal/*.
+    expect(config.rootUsers).toEqual([DEMO_DEFAULTS.login]);
     expect(config.tokenEncryptionKey).toHaveLength(32);
     expect(config.rateLimits.enabled).toBe(true);
     expect(config.rateLimits.buckets).toEqual({
@@ -149,7 +150,19 @@ describe('loadConfig', () => {
     const config = loadConfig(memory({ PORT: '', LOG_LEVEL: ' ', ROOT_USERS: '' }));
     expect(config.http.port).toBe(3000);
     expect(config.logLevel).toBe('info');
-    expect(config.rootUsers).toEqual([]);
+    expect(config.rootUsers).toEqual([DEMO_DEFAULTS.login]);
+  });
+
+  it('names no root user by default outside demo mode', () => {
+    const live = loadConfig(
+      memory({
+        DISCORD_BOT_TOKEN: 'bot-token',
+        DISCORD_CLIENT_ID: '1100000000000000001',
+        DISCORD_CLIENT_SECRET: 'secret',
+      }),
+    );
+    expect(live.rootUsers).toEqual([]);
+    expect(live.http.host).toBe('127.0.0.1');
   });
 
   it.each([

@@ -107,7 +107,9 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
   return new AppConfig({
     http: {
       port: env.PORT ?? 3000,
-      host: env.HOST ?? '0.0.0.0',
+      // Loopback unless asked: a demo (or a misconfigured deployment) is not reachable from the
+      // network by accident. The Docker image sets HOST=0.0.0.0.
+      host: env.HOST ?? '127.0.0.1',
       trustProxy: trustProxy(env.TRUST_PROXY),
       bodyLimitBytes: BODY_LIMIT_BYTES,
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000,
@@ -140,7 +142,8 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       apiTokenMaxTtlSeconds: env.API_TOKEN_MAX_TTL ?? 315_360_000,
       maxApiTokensPerUser: env.MAX_API_TOKENS_PER_USER ?? 25,
     },
-    rootUsers: env.ROOT_USERS ?? [],
+    // In demo mode the default demo login may use the internal routes, so a demo shows them.
+    rootUsers: env.ROOT_USERS ?? (botToken === null ? [DEMO_DEFAULTS.login] : []),
     tokenEncryptionKey: tokenEncryptionKey(env.TOKEN_ENCRYPTION_KEY, database, dataDir),
     rateLimits: {
       enabled: env.RATE_LIMITS_ENABLED ?? true,

@@ -4,7 +4,9 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import type { GuildUserInfoDto } from 'src/guilds/dto/guild-user-info.dto';
@@ -24,22 +26,24 @@ export class GuildsController {
   @Get()
   @RateLimit('guilds-refresh', (request) => isRefresh(request.query))
   @ApiOperation({
-    summary: 'Your guilds, and which of them the bot is in (cached; `refresh=true` reads anew)',
+    summary: 'Your guilds, and which of them the bot is in (cached; refresh=true reads anew)',
   })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted)
-  list(
+  async list(
     @CurrentSession() session: AuthenticatedSession,
     @Query() query: UserGuildsQueryDto,
   ): Promise<UserGuildsDto> {
-    return this.userGuilds.list(session.userId, query.refresh === 'true');
+    const list = await this.userGuilds.list(session.userId, query.refresh === 'true');
+    return withinScope(list, session.scope?.guilds);
   }
 
   @Get(':guild_id')
   @RateLimit('guild-info')
+  @ApiSnowflakeParam('guild_id', DEMO_DEFAULTS.mainServer)
   @ApiOperation({
     summary: "A guild with its roles and channels, and your and the bot's permissions in each",
   })
-  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   get(
     @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
@@ -50,4 +54,16 @@ export class GuildsController {
 
 function isRefresh(query: unknown): boolean {
   return (query as { refresh?: unknown } | undefined)?.refresh === 'true';
+}
+
+/** A token limited to some guilds sees only those. */
+function withinScope(
+  list: UserGuildsDto,
+  guilds: readonly string[] | null | undefined,
+): UserGuildsDto {
+  if (!guilds) return list;
+  return {
+    guilds: list.guilds.filter((guild) => guilds.includes(guild.id)),
+    bot_in_guilds: list.bot_in_guilds.filter((id) => guilds.includes(id)),
+  };
 }

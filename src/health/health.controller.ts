@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiErrorResponsesUnlimited } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
@@ -27,7 +27,12 @@ export class HealthController {
     summary:
       'Readiness: 503 when the database does not answer; Redis, when configured, is reported',
   })
-  @ApiResponse({ status: HttpStatus.SERVICE_UNAVAILABLE, type: NotReadyDto })
+  @ApiOkResponse({ type: ReadinessDto, description: 'Ready: the database answers' })
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    type: NotReadyDto,
+    description: 'Not ready: the database does not answer',
+  })
   async readiness(
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ReadinessDto | NotReadyDto> {

@@ -3,9 +3,10 @@ import {
   checkPatchChanges,
   describePatchCheck,
   hasPerm,
-  resolvePermissions,
+  intersectPermissions,
   type PatchCheck,
   type Position,
+  resolvePermissions,
 } from 'src/permissions/permission-string';
 
 /**
@@ -34,6 +35,11 @@ export interface PermissionMember {
   roles: readonly string[];
   /** The member's stored `guildmembers` overrides. */
   overrides: readonly string[];
+  /**
+   * When the member acts through a scoped API token: the permission strings it is limited to,
+   * intersected with the member's own. Absent otherwise.
+   */
+  scope?: readonly string[];
 }
 
 /** Why an edit is refused (kittycat-rules.md §10): a reason, and what it is about. */
@@ -89,7 +95,8 @@ export function overridesOf(guild: PermissionGuild, member: PermissionMember): s
 
 /** The member's effective permission strings in the guild. */
 export function memberPermissions(guild: PermissionGuild, member: PermissionMember): string[] {
-  return resolvePermissions(positionsOf(guild, member), overridesOf(guild, member));
+  const own = resolvePermissions(positionsOf(guild, member), overridesOf(guild, member));
+  return member.scope ? intersectPermissions(own, member.scope) : own;
 }
 
 /** The member's most senior (lowest) entry index; +∞ without entries. */
@@ -109,7 +116,12 @@ export function verifyRoleEntryChange(
   author: PermissionMember,
   edit: RoleEdit,
 ): EditCheck {
-  if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
+  if (edit.op === 'View') return ALLOW;
+  if (author.userId === guild.ownerId) {
+    if (edit.op === 'Reorder') return ALLOW;
+    const current = guild.entries.get(edit.roleId)?.perms ?? [];
+    return ownerChange(guild, author, current, edit.op === 'Delete' ? [] : edit.perms);
+  }
   const authorTop = highestHeldRole(guild.roles, author.roles);
   if (!authorTop) return refuse('no_discord_roles');
   const manager = memberPermissions(guild, author);
@@ -168,7 +180,11 @@ export function verifyMemberOverrideChange(
   target: PermissionMember,
   edit: MemberEdit,
 ): EditCheck {
-  if (edit.op === 'View' || author.userId === guild.ownerId) return ALLOW;
+  if (edit.op === 'View') return ALLOW;
+  if (author.userId === guild.ownerId) {
+    const next = edit.op === 'Delete' ? [] : edit.overrides;
+    return ownerChange(guild, author, overridesOf(guild, target), next);
+  }
   if (lowestIndex(guild, target) < lowestIndex(guild, author)) {
     return refuse('target_outranks_author');
   }
@@ -178,6 +194,20 @@ export function verifyMemberOverrideChange(
   // Create replaces whatever the target had, so it is checked against that, like Update.
   const next = edit.op === 'Delete' ? [] : edit.overrides;
   return patch(manager, overridesOf(guild, target), next);
+}
+
+/**
+ * The owner is above the hierarchy and holds every permission. Through a scoped API token, the
+ * owner still bypasses the hierarchy but may hand out or take away only what the scope allows:
+ * otherwise a token limited to `guildmembers.create` could grant anyone `global.*`.
+ */
+function ownerChange(
+  guild: PermissionGuild,
+  author: PermissionMember,
+  current: readonly string[],
+  next: readonly string[],
+): EditCheck {
+  return author.scope ? patch(memberPermissions(guild, author), current, next) : ALLOW;
 }
 
 function patch(

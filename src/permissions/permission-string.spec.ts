@@ -13,6 +13,7 @@ import {
   checkPatchChanges,
   describePatchCheck,
   hasPerm,
+  intersectPermissions,
   parsePermission,
   resolvePermissions,
   type Position,
@@ -213,5 +214,54 @@ describe('permission strings: canonical lists', () => {
       'rpc.kick',
       '~global.ban',
     ]);
+  });
+});
+
+describe('permission strings: intersect (an API token scope)', () => {
+  it.each([
+    [
+      ['guildroles.view', 'guildroles.create'],
+      ['guildroles.*'],
+      ['guildroles.view', 'guildroles.create'],
+    ],
+    [['guildroles.*'], ['guildroles.view'], ['guildroles.view']],
+    [['global.*'], ['protection.view'], ['protection.view']],
+    [['protection.view'], ['global.*'], ['protection.view']],
+    [['global.view'], ['settings_history.*'], ['settings_history.view']],
+    [
+      ['guildroles.*', '~guildroles.delete'],
+      ['guildroles.*'],
+      ['guildroles.*', '~guildroles.delete'],
+    ],
+    [['guildroles.view'], ['protection.view'], []],
+    [
+      ['guildroles.*'],
+      ['guildroles.*', '~guildroles.create'],
+      ['guildroles.*', '~guildroles.create'],
+    ],
+  ])('%j ∩ %j = %j', (a, b, expected) => {
+    expect(intersectPermissions(a, b)).toEqual(expected);
+  });
+
+  it('grants exactly what both lists grant, for any lists and query', () => {
+    const namespace = fc.constantFrom('global', 'guildroles', 'protection');
+    const perm = fc.constantFrom('*', 'view', 'create', 'delete');
+    const text = fc
+      .tuple(fc.boolean(), namespace, perm)
+      .map(([negator, ns, p]) => `${negator ? '~' : ''}${ns}.${p}`);
+    const query = fc
+      .tuple(fc.constantFrom('guildroles', 'protection', 'lockdown'), perm)
+      .map(([ns, p]) => `${ns}.${p}`);
+    fc.assert(
+      fc.property(
+        fc.array(text, { maxLength: 6 }),
+        fc.array(text, { maxLength: 6 }),
+        query,
+        (a, b, q) => {
+          expect(hasPerm(intersectPermissions(a, b), q)).toBe(hasPerm(a, q) && hasPerm(b, q));
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 });

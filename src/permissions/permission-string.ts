@@ -71,6 +71,40 @@ function grants(parsed: readonly Permission[], wanted: Permission): boolean {
   return granted;
 }
 
+/**
+ * The permissions granted by both lists, as one list: `hasPerm(result, p)` is
+ * `hasPerm(a, p) && hasPerm(b, p)` for every `p`. Used to limit a member's permissions to an API
+ * token's scope. Each pair of grants overlaps in its narrower namespace and perm; every negator
+ * of either list is kept (`global.*` in a list outranks its negators, so that list is the other).
+ */
+export function intersectPermissions(a: readonly string[], b: readonly string[]): string[] {
+  const left = a.map(parsePermission);
+  const right = b.map(parsePermission);
+  if (left.some(isGlobalWildcard)) return canonicalList(b);
+  if (right.some(isGlobalWildcard)) return canonicalList(a);
+  const overlaps: string[] = [];
+  for (const x of left.filter((p) => !p.negator)) {
+    for (const y of right.filter((p) => !p.negator)) {
+      const overlap = overlapOf(x, y);
+      if (overlap) overlaps.push(canonical(overlap));
+    }
+  }
+  const negators = [...left, ...right].filter((p) => p.negator).map(canonical);
+  return [...new Set([...overlaps, ...negators])];
+}
+
+/** What two grants both grant, as one grant; null when nothing. */
+function overlapOf(x: Permission, y: Permission): Permission | null {
+  const namespace =
+    x.namespace === 'global'
+      ? y.namespace
+      : y.namespace === 'global' || y.namespace === x.namespace
+        ? x.namespace
+        : null;
+  const perm = x.perm === '*' ? y.perm : y.perm === '*' || y.perm === x.perm ? x.perm : null;
+  return namespace === null || perm === null ? null : { namespace, perm, negator: false };
+}
+
 export interface Position {
   id: string;
   /** A lower index ranks higher. */

@@ -91,7 +91,7 @@ export class PermissionsService {
       byMember = new Map();
       this.resolvedByGuild.set(guild, byMember);
     }
-    const key = `${member.userId}|${member.roles.join(',')}|${member.overrides.join(',')}`;
+    const key = `${member.userId}|${member.roles.join(',')}|${member.overrides.join(',')}|${member.scope?.join(',') ?? ''}`;
     let perms = byMember.get(key);
     if (!perms) {
       perms = memberPermissions(guild, member);

@@ -30,12 +30,19 @@ export class DemoController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
   issueCode(@Query() query: DemoCodeQueryDto): DemoCodeDto {
     const emulator = this.connection.emulator;
-    const userId = query.user_id ?? DEMO_IDS.demoUser;
+    const userId = query.user_id ?? DEMO_IDS.alice;
     if (!emulator?.state.user(userId)) {
       throw new AppException(ErrorCode.NotFound, `No demo user has the id ${userId}`);
     }
+    if (query.code_challenge_method !== undefined && query.code_challenge === undefined) {
+      throw new AppException(ErrorCode.BadRequest, 'code_challenge_method needs a code_challenge');
+    }
     const redirectUri = this.config.oauth2.allowedRedirects[0];
-    const code = emulator.issueCode({ userId, redirectUri });
+    const challenge =
+      query.code_challenge === undefined
+        ? undefined
+        : { challenge: query.code_challenge, method: query.code_challenge_method ?? 'plain' };
+    const code = emulator.issueCode({ userId, redirectUri, challenge });
     return { code, redirect_uri: redirectUri, user_id: userId, expires_in: CODE_LIFETIME_S };
   }
 }

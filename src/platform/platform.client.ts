@@ -41,8 +41,14 @@ export class PlatformClient {
 
   // --- OAuth2 -----------------------------------------------------------------------------------
 
-  exchangeCode(code: string, redirectUri: string): Promise<OAuth2Grant> {
-    return this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+  /** With `codeVerifier` for a code issued with a PKCE challenge (RFC 7636). */
+  exchangeCode(code: string, redirectUri: string, codeVerifier?: string): Promise<OAuth2Grant> {
+    return this.tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      ...(codeVerifier === undefined ? {} : { code_verifier: codeVerifier }),
+    });
   }
 
   refreshGrant(refreshToken: string): Promise<OAuth2Grant> {

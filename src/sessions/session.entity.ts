@@ -53,4 +53,12 @@ export class SessionEntity {
 
   @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
   lastUsedAt!: Date | null;
+
+  /** API tokens only: the guilds the token may act in; null for no such limit. */
+  @Column({ name: 'scope_guilds', type: 'text', array: true, nullable: true })
+  scopeGuilds!: string[] | null;
+
+  /** API tokens only: the permission strings the token may use; null for no such limit. */
+  @Column({ name: 'scope_permissions', type: 'text', array: true, nullable: true })
+  scopePermissions!: string[] | null;
 }

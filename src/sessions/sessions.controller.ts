@@ -10,7 +10,7 @@ import {
   Post,
 } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import type { AuthenticatedSession, TokenScope } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
@@ -22,7 +22,9 @@ import {
   sessionCreatedDto,
   SessionCreatedDto,
   SessionListDto,
+  type SessionScopeDto,
 } from 'src/sessions/dto/session.dto';
+import type { TokenScopeDto } from 'src/sessions/dto/token-scope.dto';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 const sessionIdPipe = new ParseUUIDPipe({
@@ -74,6 +76,8 @@ export class SessionsController {
         created_at: s.createdAt.toISOString(),
         expiry: s.expiresAt.toISOString(),
         current: s.id === session.id,
+        last_used_at: s.lastUsedAt?.toISOString() ?? null,
+        scope: scopeAnswer(s.scopeGuilds, s.scopePermissions),
       })),
     };
   }
@@ -89,21 +93,60 @@ export class SessionsController {
     @CurrentSession() session: AuthenticatedSession,
     @Body() body: CreateSessionDto,
   ): Promise<SessionCreatedDto> {
-    const issued = await this.sessions.issueApiToken(session.userId, body.name, body.expiry);
+    const issued = await this.sessions.issueApiToken(
+      session.userId,
+      body.name,
+      body.expiry,
+      requestedScope(body.scope),
+    );
     return sessionCreatedDto(issued, null);
   }
 
   @Delete(':session_id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Revoke one of your sessions or API tokens' })
-  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   async revoke(
     @CurrentSession() session: AuthenticatedSession,
     @Param('session_id', sessionIdPipe) sessionId: string,
   ): Promise<void> {
+    if (session.scope && sessionId !== session.id) {
+      // A scoped token may end itself, not its user's other sessions.
+      throw new AppException(
+        ErrorCode.Restricted,
+        'This API token is limited to a scope; it may revoke only itself',
+      );
+    }
     // Another user's session is "not found" too, so that session ids reveal nothing.
     if (!(await this.sessions.revokeOwn(session.userId, sessionId))) {
       throw new AppException(ErrorCode.NotFound, `You have no session ${sessionId}`);
     }
   }
+}
+
+/** The scope a new token asks for: null for none; an empty one is refused as meaningless. */
+function requestedScope(scope: TokenScopeDto | undefined): TokenScope | null {
+  if (scope === undefined) return null;
+  if (scope.guilds === undefined && scope.permissions === undefined) {
+    const message = 'scope must limit guilds, permissions or both';
+    throw new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
+      { field: 'scope', message },
+    ]);
+  }
+  const permissions = scope.permissions ?? null;
+  if (permissions?.includes('global.*') && permissions.some((p) => p.startsWith('~'))) {
+    // `global.*` grants everything whatever else is listed: a negator beside it would not apply.
+    const message = 'scope.permissions cannot negate beside global.*, which grants everything';
+    throw new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
+      { field: 'scope.permissions', message },
+    ]);
+  }
+  return { guilds: scope.guilds ?? null, permissions };
+}
+
+function scopeAnswer(
+  guilds: string[] | null,
+  permissions: string[] | null,
+): SessionScopeDto | null {
+  return guilds === null && permissions === null ? null : { guilds, permissions };
 }

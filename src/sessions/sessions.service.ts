@@ -3,7 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Interval } from '@nestjs/schedule';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, MoreThan, type Repository } from 'typeorm';
-import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import type { AuthenticatedSession, TokenScope } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { AppConfig } from 'src/config/app-config';
@@ -40,6 +40,8 @@ interface SessionRow {
   created_at: Date;
   expires_at: Date;
   last_used_at: Date | null;
+  scope_guilds: string[] | null;
+  scope_permissions: string[] | null;
 }
 
 @Injectable()
@@ -126,7 +128,13 @@ export class SessionsService {
 
   /** Creates a session and its token; inside the caller's transaction when one is given. */
   async issue(
-    options: { userId: string; type: SessionType; name: string | null; ttlSeconds: number },
+    options: {
+      userId: string;
+      type: SessionType;
+      name: string | null;
+      ttlSeconds: number;
+      scope?: TokenScope | null;
+    },
     manager?: EntityManager,
   ): Promise<IssuedSession> {
     const token = generateSessionToken(options.type);
@@ -141,6 +149,8 @@ export class SessionsService {
         tokenHash,
         expiresAt: new Date(this.clock.nowMs() + options.ttlSeconds * 1000),
         lastUsedAt: null,
+        scopeGuilds: options.scope?.guilds ? [...options.scope.guilds] : null,
+        scopePermissions: options.scope?.permissions ? [...options.scope.permissions] : null,
       }),
     );
     // Should the caller's transaction roll back, being known only earns the token a failing lookup.
@@ -152,7 +162,12 @@ export class SessionsService {
    * A new API token for the user, within API_TOKEN_MAX_TTL and MAX_API_TOKENS_PER_USER. The
    * user's row is locked meanwhile, so concurrent requests cannot pass the cap together.
    */
-  async issueApiToken(userId: string, name: string, ttlSeconds: number): Promise<IssuedSession> {
+  async issueApiToken(
+    userId: string,
+    name: string,
+    ttlSeconds: number,
+    scope: TokenScope | null = null,
+  ): Promise<IssuedSession> {
     const { apiTokenMaxTtlSeconds, maxApiTokensPerUser } = this.config.sessions;
     if (ttlSeconds > apiTokenMaxTtlSeconds) {
       const message = `expiry must not be greater than ${apiTokenMaxTtlSeconds} seconds`;
@@ -168,7 +183,7 @@ export class SessionsService {
           `You already have ${maxApiTokensPerUser} API tokens, the most allowed; delete one first`,
         );
       }
-      return this.issue({ userId, type: 'api', name, ttlSeconds }, manager);
+      return this.issue({ userId, type: 'api', name, ttlSeconds, scope }, manager);
     });
   }
 
@@ -238,7 +253,7 @@ export class SessionsService {
   private async findLiveByTokenHash(tokenHash: Buffer): Promise<SessionRow | undefined> {
     const rows: SessionRow[] = await this.sessions.query(
       `SELECT s.id, s.user_id, s.type, s.name, s.state, u.state AS user_state,
-              s.created_at, s.expires_at, s.last_used_at
+              s.created_at, s.expires_at, s.last_used_at, s.scope_guilds, s.scope_permissions
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = $1 AND s.expires_at > now()`,
       [tokenHash],
@@ -271,5 +286,11 @@ function toAuthenticated(row: SessionRow): AuthenticatedSession {
     userState: row.user_state,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
+    scope: scopeOf(row.scope_guilds, row.scope_permissions),
   };
+}
+
+/** A stored scope, or null when the session has none. */
+function scopeOf(guilds: string[] | null, permissions: string[] | null): TokenScope | null {
+  return guilds === null && permissions === null ? null : { guilds, permissions };
 }

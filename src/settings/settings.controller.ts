@@ -4,7 +4,9 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
@@ -12,6 +14,7 @@ import { SettingsService } from 'src/settings/settings.service';
 
 @ApiTags('settings')
 @Auth()
+@ApiSnowflakeParam('guild_id', DEMO_DEFAULTS.mainServer)
 @Controller('guilds/:guild_id/settings')
 export class SettingsController {
   constructor(private readonly settings: SettingsService) {}
@@ -24,7 +27,7 @@ export class SettingsController {
     description: '`{"<group>": {"type": "Ok", "data": [Setting]}}`',
     schema: { type: 'object', additionalProperties: { type: 'object' } },
   })
-  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   list(
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
   ): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
@@ -44,6 +47,11 @@ export class SettingsController {
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @Body() body: ExecuteSettingDto,
   ): Promise<Buffer> {
-    return this.settings.execute(guildId, session.userId, body);
+    return this.settings.execute(
+      guildId,
+      session.userId,
+      body,
+      session.scope?.permissions ?? undefined,
+    );
   }
 }

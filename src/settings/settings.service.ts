@@ -78,6 +78,8 @@ export class SettingsService {
     guildId: string,
     userId: string,
     request: { setting: string; operation: ExecutableOperation; fields: unknown },
+    /** A scoped API token's permission strings: the caller's own are limited to them. */
+    scope?: readonly string[],
   ): Promise<Buffer> {
     const setting = this.registry.get(request.setting);
     if (!setting) throw new AppException(ErrorCode.NotFound, `Unknown setting ${request.setting}`);
@@ -87,7 +89,7 @@ export class SettingsService {
       throw new AppException(ErrorCode.BadRequest, message, [{ field: 'operation', message }]);
     }
     const cache = await this.cache.forGuild(guildId);
-    const caller = await this.caller(guildId, userId, cache);
+    const caller = await this.caller(guildId, userId, cache, scope);
     const permission = `${setting.schema.id}.${operation.toLowerCase()}`;
     // From the cache: refuses before validation, as DESIGN §7 orders it. A write is checked
     // again in its transaction, against the data as it is when the write is applied.
@@ -127,14 +129,16 @@ export class SettingsService {
     guildId: string,
     userId: string,
     cache: GuildSettingsCache,
+    scope: readonly string[] | undefined,
   ): Promise<Caller> {
     const context = await this.guilds.guildContext(guildId);
     const member = await this.guilds.memberOf(context, userId);
     const guild = await this.permissions.guild(context, cache);
     // A non-member holds no permission strings (the owner is always a member).
-    const author = member
+    const own = member
       ? await this.permissions.member(guildId, userId, member.member.roles, cache)
       : { userId, roles: [], overrides: [] };
+    const author = scope ? { ...own, scope } : own;
     return { context, guild, author, isMember: member !== null };
   }
 
@@ -145,16 +149,27 @@ export class SettingsService {
     const locked = isMember
       ? await this.permissions.member(context.guild.id, author.userId, author.roles, manager)
       : author;
-    return { context, guild, author: locked, isMember };
+    return {
+      context,
+      guild,
+      author: author.scope ? { ...locked, scope: author.scope } : locked,
+      isMember,
+    };
   }
 
   private requirePermission(caller: Caller, permission: string): void {
-    if (!hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) {
+    if (hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) return;
+    const { scope, ...own } = caller.author;
+    if (scope && hasPerm(this.permissions.resolved(caller.guild, own), permission)) {
       throw new AppException(
         ErrorCode.Restricted,
-        `You need the permission ${permission} in this guild`,
+        `This API token is limited to the permissions ${scope.join(', ')}; it cannot use ${permission}`,
       );
     }
+    throw new AppException(
+      ErrorCode.Restricted,
+      `You need the permission ${permission} in this guild`,
+    );
   }
 
   /** The View answer as JSON, encoded. */

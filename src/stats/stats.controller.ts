@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RootUserGuard } from 'src/auth/root-user.guard';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
@@ -7,7 +7,7 @@ import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { BotStatsDto, ShardConnectionDto } from 'src/stats/dto/bot-stats.dto';
 import { ShardReportDto, type StoredShardDto } from 'src/stats/dto/shard-report.dto';
-import { ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
+import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
 import { StatsService } from 'src/stats/stats.service';
 
 @ApiTags('stats')
@@ -28,6 +28,10 @@ export class StatsController {
   }
 
   @Put('internal/shards/:shard_id')
+  @ApiParam({
+    name: 'shard_id',
+    schema: { type: 'integer', minimum: 0, maximum: MAX_SHARD_ID, example: 0 },
+  })
   @Auth('api')
   @UseGuards(RootUserGuard)
   @ApiOperation({

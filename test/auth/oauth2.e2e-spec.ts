@@ -1,3 +1,4 @@
+import type { Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { DEMO_REDIRECT } from 'test/support/platform';
@@ -112,6 +113,72 @@ describe('POST /oauth2', () => {
     expect(res.body).toEqual({
       message: 'The authorization code is invalid or expired; start the login again',
       code: 'BadRequest',
+    });
+  });
+
+  describe('PKCE (RFC 7636)', () => {
+    // RFC 7636 appendix B's verifier and its S256 challenge.
+    const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    const s256 = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const pkceCode = (challenge: string, method: 'S256' | 'plain' = 'S256'): string =>
+      emulatorOf(t()).issueCode({
+        userId: DEMO_IDS.demoUser,
+        redirectUri: DEMO_REDIRECT,
+        challenge: { challenge, method },
+      });
+    const login = (body: object): Test => t().http().post('/oauth2').send(body);
+
+    it('passes the code_verifier to the token exchange: the platform accepts the right one', async () => {
+      const res = await login({
+        code: pkceCode(s256),
+        redirect_uri: DEMO_REDIRECT,
+        code_verifier: verifier,
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.user_id).toBe(DEMO_IDS.demoUser);
+      const plain = await login({
+        code: pkceCode(verifier, 'plain'),
+        redirect_uri: DEMO_REDIRECT,
+        code_verifier: verifier,
+      });
+      expect(plain.status).toBe(200);
+    });
+
+    it.each([
+      ['a wrong verifier', { code_verifier: verifier.replace('d', 'e') }],
+      ['no verifier', {}],
+    ])(
+      'answers 400 BadRequest for %s, as the platform refuses the exchange',
+      async (_name, extra) => {
+        const res = await login({ code: pkceCode(s256), redirect_uri: DEMO_REDIRECT, ...extra });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({
+          message: 'The authorization code is invalid or expired; start the login again',
+          code: 'BadRequest',
+        });
+      },
+    );
+
+    it.each([
+      ['too short', 'a'.repeat(42)],
+      ['too long', 'a'.repeat(129)],
+      ['outside the unreserved characters', `${'a'.repeat(42)}+`],
+      ['not a string', 12345],
+    ])('refuses a code_verifier %s with 400 before calling the platform', async (_name, bad) => {
+      const before = emulatorOf(t()).countRequests('POST /oauth2/token');
+      const res = await login({ code: code(), redirect_uri: DEMO_REDIRECT, code_verifier: bad });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'BadRequest',
+        details: [
+          {
+            field: 'code_verifier',
+            message:
+              'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
+          },
+        ],
+      });
+      expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before);
     });
   });
 

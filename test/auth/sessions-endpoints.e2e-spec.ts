@@ -61,8 +61,17 @@ describe('/sessions', () => {
         created_at: expect.any(String),
         expiry: expect.any(String),
         current: true,
+        // This very request used it.
+        last_used_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        scope: null,
       });
-      expect(sessions[0]).toMatchObject({ name: 'second', type: 'api', current: false });
+      expect(sessions[0]).toMatchObject({
+        name: 'second',
+        type: 'api',
+        current: false,
+        last_used_at: null,
+        scope: null,
+      });
       expect(res.text).not.toContain(first.token.slice(4));
       expect(res.text).not.toContain('token');
       expect(res.text).not.toContain(other.sessionId);

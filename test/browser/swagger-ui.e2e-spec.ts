@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -65,34 +64,84 @@ describeWithChromium('Swagger UI at /docs, in a real browser', () => {
     }
   });
 
-  it('authorizes with a demo login token and runs requests from the page', async () => {
-    const { token } = await loginAs(t(), DEMO_IDS.alice);
+  /** The JSON of the newest answer shown under an operation. */
+  async function answerOf(block: ReturnType<Page['locator']>): Promise<Record<string, unknown>> {
+    const body = block.locator('.live-responses-table .response-col_description .microlight');
+    await body.first().waitFor();
+    return JSON.parse((await body.first().textContent()) ?? '') as Record<string, unknown>;
+  }
+
+  async function statusOf(block: ReturnType<Page['locator']>): Promise<string> {
+    const status = block.locator('.live-responses-table tr.response .response-col_status').first();
+    await status.waitFor();
+    return (await status.textContent()) ?? '';
+  }
+
+  async function execute(block: ReturnType<Page['locator']>, body?: object): Promise<void> {
+    // Clear the previous answer first, so that the one read next is this request's.
+    const clear = block.locator('.btn-clear');
+    if (await clear.count()) {
+      await clear.first().click();
+      await block.locator('.live-responses-table').waitFor({ state: 'detached' });
+    }
+    if (body) await block.locator('textarea.body-param__text').fill(JSON.stringify(body));
+    await block.locator('.execute').click();
+    await block.locator('.live-responses-table').waitFor();
+  }
+
+  // The README's demo steps, exactly, in the browser.
+  it("runs the README's demo steps from the page, as the default demo login", async () => {
+    // The root leads to the docs.
+    await page.goto(`${baseUrl}/`);
+    await page.locator('.opblock').first().waitFor();
+    expect(new URL(page.url()).pathname).toBe('/docs');
+
+    // 1. A code from the demo's consent screen.
+    const codeOp = await operation('demo', 'DemoController_issueCode');
+    await execute(codeOp);
+    expect(await statusOf(codeOp)).toContain('200');
+    const issued = await answerOf(codeOp);
+    expect(issued.user_id).toBe(DEMO_IDS.alice);
+
+    // 2. Exchanged for a login session.
+    const loginOp = await operation('auth', 'OAuth2Controller_create');
+    await execute(loginOp, { code: issued.code, redirect_uri: issued.redirect_uri });
+    expect(await statusOf(loginOp)).toContain('200');
+    const token = (await answerOf(loginOp)).token as string;
+    expect(token).toMatch(/^arl_/);
+
+    // 3. Authorize (UserAuth: sent as Bearer), then GET /sessions/@me.
     await page.locator('.btn.authorize').first().click();
-    const publicAuth = page.locator('.modal-ux .auth-container').filter({ hasText: 'PublicAuth' });
-    await publicAuth.locator('input').fill(token);
-    await publicAuth.locator('button.authorize').click();
-    // Authorized requests below answer 200; without the token they would be 401.
+    const userAuth = page.locator('.modal-ux .auth-container').filter({ hasText: 'UserAuth' });
+    await userAuth.locator('input').fill(token);
+    await userAuth.locator('button.authorize').click();
     await page.locator('.modal-ux .btn-done').first().click();
-
     const me = await operation('sessions', 'SessionsController_current');
-    await me.locator('.execute').click();
-    await me.locator('.live-responses-table').waitFor();
-    const meStatus = me.locator('.live-responses-table tr.response .response-col_status').first();
-    await expect(meStatus.textContent()).resolves.toContain('200');
-    await expect(
-      me.locator('.live-responses-table .microlight').first().textContent(),
-    ).resolves.toContain(DEMO_IDS.alice);
+    await execute(me);
+    expect(await statusOf(me)).toContain('200');
+    expect((await answerOf(me)).user_id).toBe(DEMO_IDS.alice);
 
-    const settings = await operation('settings', 'SettingsController_list');
-    await settings.locator('input[placeholder="guild_id"]').fill(DEMO_IDS.community);
-    await settings.locator('.execute').click();
-    await settings.locator('.live-responses-table').waitFor();
-    const settingsStatus = settings
-      .locator('.live-responses-table tr.response .response-col_status')
-      .first();
-    await expect(settingsStatus.textContent()).resolves.toContain('200');
-    await expect(
-      settings.locator('.live-responses-table .microlight').first().textContent(),
-    ).resolves.toContain('guildroles');
+    // 4. A settings Create, then a View, in Demo Community: its id comes filled in.
+    const settings = await operation('settings', 'SettingsController_execute');
+    await expect(settings.locator('input[placeholder="guild_id"]').inputValue()).resolves.toBe(
+      DEMO_IDS.community,
+    );
+    const helper = '1100000000000000104';
+    await execute(settings, {
+      setting: 'guildroles',
+      operation: 'Create',
+      fields: { role_id: helper, perms: ['guildroles.view'], index: 1 },
+    });
+    expect(await statusOf(settings)).toContain('200');
+    expect(await answerOf(settings)).toMatchObject({
+      type: 'Ok',
+      data: { role_id: helper, perms: ['guildroles.view'], index: 1, created_by: DEMO_IDS.alice },
+    });
+    await execute(settings, { setting: 'guildroles', operation: 'View', fields: {} });
+    expect(await statusOf(settings)).toContain('200');
+    expect(await answerOf(settings)).toMatchObject({
+      type: 'Ok',
+      data: [expect.objectContaining({ role_id: helper, perms: ['guildroles.view'] })],
+    });
   });
 });

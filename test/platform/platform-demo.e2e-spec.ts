@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Response, Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { PlatformConnection } from 'src/platform/platform-connection';
@@ -6,6 +7,7 @@ import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import { faultsOf } from 'test/support/emulator-faults';
+import { SHARD_REPORT } from 'test/support/shard-report';
 
 function emulatorOf(t: TestApp): PlatformEmulator {
   const emulator = t.app.get(PlatformConnection).emulator;
@@ -31,17 +33,17 @@ describe('demo mode', () => {
   });
 
   describe('GET /demo/oauth2-code', () => {
-    it('issues a code for the demo user that the platform exchanges once', async () => {
+    it('issues a code for the default demo login (Alice, the owner of Demo Community) that the platform exchanges once', async () => {
       const res = await t().http().get('/demo/oauth2-code').expect(200);
       expect(res.body).toEqual({
         code: expect.stringMatching(/^[\w-]{20}$/),
         redirect_uri: 'http://localhost:3000/docs/oauth2-redirect.html',
-        user_id: DEMO_IDS.demoUser,
+        user_id: DEMO_IDS.alice,
         expires_in: 600,
       });
       const client = t().app.get(PlatformClient);
       const grant = await client.exchangeCode(res.body.code, res.body.redirect_uri);
-      expect((await client.getUser(grant.access_token)).id).toBe(DEMO_IDS.demoUser);
+      expect((await client.getUser(grant.access_token)).id).toBe(DEMO_IDS.alice);
       await expect(client.exchangeCode(res.body.code, res.body.redirect_uri)).rejects.toMatchObject(
         {
           error: 'invalid_grant',
@@ -75,6 +77,118 @@ describe('demo mode', () => {
       const res = await t().http().get('/demo/oauth2-code?admin=1').expect(400);
       expect(res.body.code).toBe('BadRequest');
     });
+
+    describe('with a PKCE challenge', () => {
+      // RFC 7636 appendix B.
+      const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+      const s256 = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+      const loginWith = async (query: string, codeVerifier?: string): Promise<Response> => {
+        const issued = await t().http().get(`/demo/oauth2-code?${query}`).expect(200);
+        return t()
+          .http()
+          .post('/oauth2')
+          .send({
+            code: issued.body.code,
+            redirect_uri: issued.body.redirect_uri,
+            ...(codeVerifier === undefined ? {} : { code_verifier: codeVerifier }),
+          });
+      };
+
+      it('binds the code to the challenge: only its verifier logs in', async () => {
+        const query = `code_challenge=${s256}&code_challenge_method=S256`;
+        expect((await loginWith(query, verifier)).status).toBe(200);
+        expect((await loginWith(query, `${verifier.slice(1)}x`)).status).toBe(400);
+        expect((await loginWith(query)).status).toBe(400);
+      });
+
+      it('takes the challenge as plain when no method is given, as RFC 7636 says', async () => {
+        expect((await loginWith(`code_challenge=${verifier}`, verifier)).status).toBe(200);
+        expect((await loginWith(`code_challenge=${verifier}`, s256)).status).toBe(400);
+      });
+
+      it.each([
+        [
+          'a method without a challenge',
+          'code_challenge_method=S256',
+          'code_challenge_method needs a code_challenge',
+        ],
+        [
+          'an unknown method',
+          `code_challenge=${s256}&code_challenge_method=S512`,
+          'Invalid request: code_challenge_method must be S256 or plain',
+        ],
+        [
+          'a challenge that is too short',
+          'code_challenge=abc',
+          'Invalid request: code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636)',
+        ],
+      ])('refuses %s with 400', async (_name, query, message) => {
+        const res = await t().http().get(`/demo/oauth2-code?${query}`).expect(400);
+        expect(res.body).toMatchObject({ code: 'BadRequest', message });
+      });
+    });
+  });
+});
+
+describe('the demo as the README walks it, as the default demo login', () => {
+  const t = useTestApp();
+  const settings = `/guilds/${DEMO_IDS.community}/settings`;
+  let token: string;
+
+  beforeAll(async () => {
+    // README steps 1 and 2: a code from the demo's consent screen, exchanged for a login.
+    const issued = await t().http().get('/demo/oauth2-code').expect(200);
+    const login = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: issued.body.code, redirect_uri: issued.body.redirect_uri })
+      .expect(200);
+    token = login.body.token as string;
+  });
+
+  const exec = (operation: string, fields: object): Test =>
+    t()
+      .http()
+      .post(settings)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ setting: 'guildroles', operation, fields });
+
+  it('runs every settings operation in Demo Community', async () => {
+    const helper = '1100000000000000104';
+    const vip = '1100000000000000107';
+    expect(
+      (await exec('Create', { role_id: helper, perms: ['guildroles.view'], index: 2 })).status,
+    ).toBe(200);
+    expect((await exec('Create', { role_id: vip, perms: [], index: 3 })).status).toBe(200);
+    expect((await exec('Update', { role_id: vip, perms: ['protection.view'] })).status).toBe(200);
+    const reordered = await exec('Reorder', [
+      { role_id: vip, index: 2 },
+      { role_id: helper, index: 3 },
+    ]);
+    expect(reordered.status).toBe(200);
+    const view = await exec('View', {});
+    expect(view.status).toBe(200);
+    expect(view.body.data).toEqual([
+      expect.objectContaining({ role_id: vip, index: 2, perms: ['protection.view'] }),
+      expect.objectContaining({ role_id: helper, index: 3, created_by: DEMO_IDS.alice }),
+    ]);
+    expect((await exec('Delete', { role_id: vip })).status).toBe(200);
+    expect((await exec('Delete', { role_id: helper })).status).toBe(200);
+  });
+
+  it('reports a shard with an API token: the default demo login is a root user', async () => {
+    const created = await t()
+      .http()
+      .post('/sessions')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ name: 'demo shard', type: 'api', expiry: 3600 })
+      .expect(201);
+    await t()
+      .http()
+      .put('/internal/shards/0')
+      .set('Authorization', created.body.token as string)
+      .send(SHARD_REPORT)
+      .expect(200);
   });
 });
 

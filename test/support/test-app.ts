@@ -7,6 +7,7 @@ import { AppModule } from 'src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from 'src/app.setup';
 import { AppConfig, loadConfig, type Environment } from 'src/config/app-config';
 import request, { type Agent } from 'supertest';
+import { checkAnswersOf } from 'test/support/contract';
 import { LogCapture } from 'test/support/log-capture';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 
@@ -111,6 +112,7 @@ async function startApp(
     APP_OPTIONS,
   );
   await configureApp(app);
+  checkAnswersOf(app.getHttpAdapter().getInstance());
   await app.listen(0, '127.0.0.1');
   return app;
 }

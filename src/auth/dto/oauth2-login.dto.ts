@@ -1,4 +1,5 @@
-import { IsString, Length, MaxLength } from 'class-validator';
+import { IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { PKCE_VERIFIER_MESSAGE, PKCE_VERIFIER_PATTERN } from 'src/common/validation/pkce';
 
 export class OAuth2LoginDto {
   /** The authorization code from the platform's OAuth2 redirect. */
@@ -13,4 +14,13 @@ export class OAuth2LoginDto {
   @IsString()
   @MaxLength(2048)
   redirect_uri!: string;
+
+  /**
+   * PKCE (RFC 7636): the verifier whose challenge went with the authorization request, for codes
+   * issued with one. The service passes it to the platform's token exchange.
+   * @example "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+   */
+  @IsOptional()
+  @Matches(PKCE_VERIFIER_PATTERN, { message: PKCE_VERIFIER_MESSAGE('code_verifier') })
+  code_verifier?: string;
 }

@@ -2,6 +2,15 @@
 export type SessionType = 'login' | 'api';
 export const SESSION_TYPES: readonly SessionType[] = ['login', 'api'];
 
+/**
+ * What an API token is limited to (null: no limit of that kind): the guilds it may act in, and the
+ * permission strings it may use, always within its user's own permissions at the time of a call.
+ */
+export interface TokenScope {
+  readonly guilds: readonly string[] | null;
+  readonly permissions: readonly string[] | null;
+}
+
 /** The session behind an authenticated request, as the guard hands it to handlers. */
 export interface AuthenticatedSession {
   readonly id: string;
@@ -12,6 +21,8 @@ export interface AuthenticatedSession {
   readonly userState: 'normal' | 'banned';
   readonly createdAt: Date;
   readonly expiresAt: Date;
+  /** API tokens only; null for a token without a scope and for login sessions. */
+  readonly scope: TokenScope | null;
 }
 
 /** The user behind an authenticated request. */

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsOptional } from 'class-validator';
+import { IsBooleanText } from 'src/common/validation/boolean-text';
 
 /** A guild's icon: its CDN URL (GIF when animated), or null. */
 export const ApiGuildIcon = (): PropertyDecorator =>
@@ -12,10 +13,10 @@ export const ApiGuildIcon = (): PropertyDecorator =>
 
 export class UserGuildsQueryDto {
   /** `true` reads the list from the platform now instead of the cache. */
-  @ApiProperty({ required: false, enum: ['true', 'false'] })
+  @ApiProperty({ required: false, type: Boolean })
   @IsOptional()
-  @IsIn(['true', 'false'], { message: 'refresh must be true or false' })
-  refresh?: 'true' | 'false';
+  @IsBooleanText()
+  refresh?: string;
 }
 
 export class UserGuildDto {

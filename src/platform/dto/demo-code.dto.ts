@@ -1,14 +1,30 @@
-import { IsOptional, Matches } from 'class-validator';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsIn, IsOptional, Matches } from 'class-validator';
+import { PKCE_VERIFIER_MESSAGE, PKCE_VERIFIER_PATTERN } from 'src/common/validation/pkce';
 import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 
+const CHALLENGE_METHODS = ['S256', 'plain'] as const;
+
 export class DemoCodeQueryDto {
-  /**
-   * Whose login the code is for; defaults to the demo user.
-   * @example "1100000000000000010"
-   */
+  /** Whose login the code is for; defaults to Alice, the owner of Demo Community. */
+  @ApiProperty({ required: false, pattern: SNOWFLAKE_PATTERN.source })
   @IsOptional()
   @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('user_id') })
   user_id?: string;
+
+  /**
+   * PKCE (RFC 7636): the challenge of the client's code verifier; `POST /oauth2` must then send
+   * that verifier. (No example: Swagger UI would send it, binding every code to it.)
+   */
+  @IsOptional()
+  @Matches(PKCE_VERIFIER_PATTERN, { message: PKCE_VERIFIER_MESSAGE('code_challenge') })
+  code_challenge?: string;
+
+  /** How the challenge was made from the verifier; `plain` when absent, as RFC 7636 says. */
+  @ApiProperty({ enum: CHALLENGE_METHODS, required: false })
+  @IsOptional()
+  @IsIn(CHALLENGE_METHODS, { message: 'code_challenge_method must be S256 or plain' })
+  code_challenge_method?: (typeof CHALLENGE_METHODS)[number];
 }
 
 /** An authorization code as the platform's consent screen would hand it to the dashboard. */

@@ -8,7 +8,8 @@ const bits = (...flags: bigint[]): string => flags.reduce((all, flag) => all | f
 export const DEMO_IDS = {
   bot: DEMO_DEFAULTS.clientId,
   demoUser: '1100000000000000010',
-  alice: '1100000000000000011',
+  /** The default demo login: owns Demo Community, a root user in demo mode. */
+  alice: DEMO_DEFAULTS.login,
   bob: '1100000000000000012',
   carol: '1100000000000000013',
   dave: '1100000000000000014',

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   PermissionFlagsBits,
   type GuildMemberFlags,
@@ -40,11 +40,18 @@ export interface Grant {
   expiresAt: number;
 }
 
+/** PKCE (RFC 7636): the challenge a code was issued with, which its exchange must answer. */
+export interface CodeChallenge {
+  challenge: string;
+  method: 'S256' | 'plain';
+}
+
 interface PendingCode {
   userId: string;
   scopes: string[];
   redirectUri: string;
   expiresAt: number;
+  challenge?: CodeChallenge;
 }
 
 /** The emulated platform's data: the seed plus what happens at run time (codes, tokens, commands). */
@@ -110,12 +117,23 @@ export class EmulatorState {
 
   // --- OAuth2 -----------------------------------------------------------------------------------
 
-  issueCode(userId: string, scopes: string[], redirectUri: string): string {
+  issueCode(
+    userId: string,
+    scopes: string[],
+    redirectUri: string,
+    challenge?: CodeChallenge,
+  ): string {
     if (!this.users.has(userId)) throw new Error(`unknown user ${userId}`);
     const now = this.now();
     this.purgeCodes(now);
     const code = randomBytes(15).toString('base64url');
-    this.codes.set(code, { userId, scopes, redirectUri, expiresAt: now + CODE_LIFETIME_MS });
+    this.codes.set(code, {
+      userId,
+      scopes,
+      redirectUri,
+      expiresAt: now + CODE_LIFETIME_MS,
+      challenge,
+    });
     return code;
   }
 
@@ -138,10 +156,16 @@ export class EmulatorState {
   }
 
   /** Redeems a code once; undefined when it is unknown, used, expired or for another redirect. */
-  redeemCode(code: string, redirectUri: string): Grant | undefined {
+  redeemCode(code: string, redirectUri: string, verifier?: string): Grant | undefined {
     const pending = this.codes.get(code);
     this.codes.delete(code);
     if (!pending || pending.expiresAt < this.now() || pending.redirectUri !== redirectUri) {
+      return undefined;
+    }
+    // A verifier for a code issued without a challenge is refused too (OAuth 2.1: no downgrade).
+    if (
+      pending.challenge ? !answersChallenge(pending.challenge, verifier) : verifier !== undefined
+    ) {
       return undefined;
     }
     return this.createGrant(pending.userId, pending.scopes);
@@ -360,4 +384,14 @@ function channelObject(guildId: string, channel: SeedChannel): Record<string, un
 export function compareSnowflakes(a: string, b: string): number {
   const diff = BigInt(a) - BigInt(b);
   return diff === 0n ? 0 : diff < 0n ? -1 : 1;
+}
+
+/** Whether `verifier` is the one the challenge was made from (RFC 7636 §4.6). */
+function answersChallenge(challenge: CodeChallenge, verifier: string | undefined): boolean {
+  if (verifier === undefined) return false;
+  const expected =
+    challenge.method === 'S256'
+      ? createHash('sha256').update(verifier).digest('base64url')
+      : verifier;
+  return expected === challenge.challenge;
 }

@@ -6,7 +6,11 @@ import type { RESTPutAPIApplicationCommandsJSONBody } from 'discord-api-types/v1
 import { isSnowflake } from 'src/common/validation/snowflake';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
-import { EmulatorState, type Grant } from 'src/platform/emulator/emulator.state';
+import {
+  type CodeChallenge,
+  EmulatorState,
+  type Grant,
+} from 'src/platform/emulator/emulator.state';
 
 /**
  * Runs before every route with the request's route template (e.g. `GET /guilds/:guild_id`): it may
@@ -99,11 +103,18 @@ export class PlatformEmulator {
   }
 
   /** Issues a single-use authorization code, as the platform's consent screen would. */
-  issueCode(options: { userId: string; scopes?: string[]; redirectUri: string }): string {
+  issueCode(options: {
+    userId: string;
+    scopes?: string[];
+    redirectUri: string;
+    /** PKCE: the exchange must then send the verifier this challenge was made from. */
+    challenge?: CodeChallenge;
+  }): string {
     return this.state.issueCode(
       options.userId,
       options.scopes ?? ['identify', 'guilds'],
       options.redirectUri,
+      options.challenge,
     );
   }
 
@@ -210,7 +221,7 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
     }
     const grant =
       form.grant_type === 'authorization_code'
-        ? state.redeemCode(form.code ?? '', form.redirect_uri ?? '')
+        ? state.redeemCode(form.code ?? '', form.redirect_uri ?? '', form.code_verifier)
         : form.grant_type === 'refresh_token'
           ? state.refresh(form.refresh_token ?? '')
           : null;

@@ -1,5 +1,17 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsInt, IsString, Length, Matches, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsObject,
+  IsString,
+  Length,
+  Matches,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { TokenScopeDto } from 'src/sessions/dto/token-scope.dto';
 
 export class CreateSessionDto {
   /**
@@ -8,7 +20,12 @@ export class CreateSessionDto {
    */
   @IsString()
   @Length(1, 64)
-  @Matches(/^[^\p{Cc}]*$/u, { message: 'name must not contain control characters' })
+  // The control characters (Unicode's Cc) spelled out as ranges, not as `\p{Cc}`: the pattern is
+  // published in the OpenAPI document, and clients compile it without the `u` flag.
+  // eslint-disable-next-line no-control-regex
+  @Matches(/^[^\u0000-\u001F\u007F-\u009F]*$/, {
+    message: 'name must not contain control characters',
+  })
   name!: string;
 
   /** Only API tokens can be created here; login sessions come from `POST /oauth2`. */
@@ -23,4 +40,11 @@ export class CreateSessionDto {
   @IsInt()
   @Min(60)
   expiry!: number;
+
+  /** Limits the token to some guilds and some permission strings; without it, it has no limit. */
+  @ValidateIf((_body, value) => value !== undefined)
+  @IsObject({ message: 'scope must be an object' })
+  @ValidateNested()
+  @Type(() => TokenScopeDto)
+  scope?: TokenScopeDto;
 }

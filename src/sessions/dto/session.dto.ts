@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { NULL_SCHEMA } from 'src/common/openapi/null-schema';
 import type { SessionType } from 'src/common/auth/authenticated-session';
 import type { IssuedSession } from 'src/sessions/sessions.service';
 
@@ -28,6 +29,18 @@ export class CurrentSessionDto {
   expiry!: string;
 }
 
+/** An API token's scope as stored: each part null when the token has no limit of that kind. */
+export class SessionScopeDto {
+  /** @example ["1100000000000000100"] */
+  @ApiProperty({ type: [String], nullable: true })
+  guilds!: string[] | null;
+
+  /** @example ["guildroles.view", "protection.*"] */
+  @ApiProperty({ type: [String], nullable: true })
+  permissions!: string[] | null;
+}
+
+@ApiExtraModels(SessionScopeDto)
 export class SessionSummaryDto {
   id!: string;
 
@@ -47,7 +60,21 @@ export class SessionSummaryDto {
 
   /** Whether this is the session making the request. */
   current!: boolean;
+
+  /** When the session was last used, ISO 8601 (recorded at most once a minute); null if never. */
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-24T10:15:00.000Z' })
+  last_used_at!: string | null;
+
+  // As `user` below: null is the second alternative of a `oneOf`, through an alias.
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(SessionScopeDto) }, NULL_SCHEMA],
+    description: "An API token's scope; null for a token without one and for login sessions.",
+  })
+  scope!: ScopeOrNone;
 }
+
+/** A token's scope; none for the others. */
+type ScopeOrNone = SessionScopeDto | null;
 
 export class SessionListDto {
   /** Live sessions, newest first. Tokens are never listed. */
@@ -68,7 +95,11 @@ export class LoginUserDto {
   avatar!: string | null;
 }
 
+/** A login's profile; none for an API token. */
+type ProfileOrNone = LoginUserDto | null;
+
 /** A new session: the only response that ever carries its token. */
+@ApiExtraModels(LoginUserDto)
 export class SessionCreatedDto {
   user_id!: string;
 
@@ -81,8 +112,14 @@ export class SessionCreatedDto {
   expiry!: string;
 
   /** The user's profile for a login; null for an API token. */
-  @ApiProperty({ type: LoginUserDto, nullable: true })
-  user!: LoginUserDto | null;
+  // OpenAPI 3.0 has no null type, and `nullable` does not apply to a `$ref`: null is one of two
+  // alternatives, spelled the way 3.0 allows. (Through an alias, the generator leaves the type
+  // alone instead of adding `nullable` beside the `oneOf`.)
+  @ApiProperty({
+    oneOf: [{ $ref: getSchemaPath(LoginUserDto) }, NULL_SCHEMA],
+    description: "The user's profile for a login; null for an API token.",
+  })
+  user!: ProfileOrNone;
 }
 
 /** The answer to a new session (`POST /oauth2` with the user's profile, `POST /sessions` without). */

@@ -4,6 +4,9 @@ import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
 
 const OPERATIONS: ExecutableOperation[] = ['View', 'Create', 'Update', 'Delete', 'Reorder'];
 
+/** A row (or fields) of a setting: its columns are the setting's, listed by `GET …/settings`. */
+const ROW_SCHEMA = { type: 'object', additionalProperties: true } as const;
+
 /** `POST /guilds/{guild_id}/settings`. */
 export class ExecuteSettingDto {
   /** The setting's id. @example "guildroles" */
@@ -20,7 +23,7 @@ export class ExecuteSettingDto {
    * for Reorder an array of `{<primary key>, <index_by>}`.
    */
   @ApiProperty({
-    oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }],
+    oneOf: [ROW_SCHEMA, { type: 'array', items: ROW_SCHEMA }],
     example: { limit: 25 },
   })
   @IsDefined({ message: 'fields is required (use {} for none)' })
@@ -34,6 +37,7 @@ export class SettingResultDto {
 
   /** View: the rows; Create and Update: the stored row; Delete: the primary key; Reorder: the rows. */
   @ApiProperty({
+    oneOf: [ROW_SCHEMA, { type: 'array', items: ROW_SCHEMA }],
     example: [{ role_id: '1100000000000000103', perms: ['guildroles.view'], index: 1 }],
   })
   data!: unknown;

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Middleware } from 'openapi-fetch';
+import { createBotManagementClient, type BotManagementClient } from 'clients/typescript/src';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { SHARD_REPORT } from 'test/support/shard-report';
+import { useTestApp } from 'test/support/test-app';
+
+interface OpenApi {
+  paths: Record<string, Record<string, unknown>>;
+}
+
+const DOCUMENTED = Object.entries(
+  (JSON.parse(readFileSync(join(__dirname, '..', '..', 'openapi.json'), 'utf8')) as OpenApi).paths,
+).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+
+/**
+ * The generated client, as a script author uses it: the demo login, then every operation of the
+ * document, typed end to end (no casts: a change to the document that breaks a call breaks the
+ * type check).
+ */
+describe('the typed TypeScript client (clients/typescript)', () => {
+  const t = useTestApp();
+  const called = new Set<string>();
+  let anonymous: BotManagementClient;
+  let user: BotManagementClient;
+  let token: string;
+
+  const baseUrl = (): string => `http://127.0.0.1:${t().port}`;
+  const guild_id = DEMO_IDS.community;
+  /** Records each operation a client calls, as the document names it. */
+  const recorder: Middleware = {
+    onRequest({ request, schemaPath }) {
+      called.add(`${request.method} ${schemaPath}`);
+      return request;
+    },
+  };
+  const client = (token?: string): BotManagementClient => {
+    const api = createBotManagementClient({ baseUrl: baseUrl(), token });
+    api.use(recorder);
+    return api;
+  };
+
+  beforeAll(async () => {
+    anonymous = client();
+    const issued = await anonymous.GET('/demo/oauth2-code', { params: { query: {} } });
+    if (!issued.data) throw new Error(`no demo code: ${issued.response.status}`);
+    const login = await anonymous.POST('/oauth2', {
+      body: { code: issued.data.code, redirect_uri: issued.data.redirect_uri },
+    });
+    if (!login.data) throw new Error(`no login: ${login.response.status}`);
+    expect(login.data.user?.username).toBe('alice');
+    token = login.data.token;
+    user = client(token);
+  });
+
+  afterAll(() => {
+    // Every operation of the document went through the client.
+    expect([...called].sort()).toEqual([...DOCUMENTED].sort());
+  });
+
+  it('reads the public operations', async () => {
+    const config = await anonymous.GET('/config');
+    expect(config.data?.main_server).toBe(DEMO_IDS.community);
+    const live = await anonymous.GET('/healthz');
+    expect(live.data?.status).toBe('ok');
+    const ready = await anonymous.GET('/readyz');
+    expect(ready.data?.checks.database).toBe('up');
+    const stats = await anonymous.GET('/bot-stats');
+    expect(stats.data?.total_guilds).toEqual(expect.any(Number));
+    const state = await anonymous.GET('/bot-state', { params: { header: {} } });
+    expect(state.data?.commands.length).toBeGreaterThan(0);
+  });
+
+  it('manages sessions and API tokens', async () => {
+    const me = await user.GET('/sessions/@me');
+    expect(me.data?.user_id).toBe(DEMO_IDS.alice);
+    const created = await user.POST('/sessions', {
+      body: { name: 'typed client', type: 'api', expiry: 3600 },
+    });
+    expect(created.response.status).toBe(201);
+    expect(created.data?.user).toBeNull();
+    const list = await user.GET('/sessions');
+    const ids = list.data?.sessions.map((session) => session.id) ?? [];
+    expect(ids).toContain(created.data?.session_id);
+
+    // The API token reports a shard: the default demo login is a root user.
+    const script = client(created.data?.token);
+    const shard = await script.PUT('/internal/shards/{shard_id}', {
+      params: { path: { shard_id: 0 } },
+      body: SHARD_REPORT,
+    });
+    expect(shard.data?.status).toBe('Ready');
+
+    const revoked = await user.DELETE('/sessions/{session_id}', {
+      params: { path: { session_id: created.data?.session_id ?? '' } },
+    });
+    expect(revoked.response.status).toBe(204);
+    // A refusal comes back typed as the API's error.
+    const again = await user.DELETE('/sessions/{session_id}', {
+      params: { path: { session_id: created.data?.session_id ?? '' } },
+    });
+    expect(again.error?.code).toBe('NotFound');
+  });
+
+  it("reads the user's guilds", async () => {
+    const guilds = await user.GET('/users/@me/guilds', { params: { query: { refresh: true } } });
+    expect(guilds.data?.guilds.map((guild) => guild.id)).toContain(guild_id);
+    const info = await user.GET('/users/@me/guilds/{guild_id}', {
+      params: { path: { guild_id } },
+    });
+    expect(info.data?.owner_id).toBe(DEMO_IDS.alice);
+  });
+
+  it('runs settings operations', async () => {
+    const schemas = await user.GET('/guilds/{guild_id}/settings', {
+      params: { path: { guild_id } },
+    });
+    expect(Object.keys(schemas.data ?? {})).toContain('permissions');
+    const path = { params: { path: { guild_id } } };
+    const created = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      body: {
+        setting: 'guildroles',
+        operation: 'Create',
+        fields: { role_id: '1100000000000000104', perms: ['guildroles.view'], index: 1 },
+      },
+    });
+    expect(created.data?.data).toMatchObject({ role_id: '1100000000000000104' });
+    const view = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      body: { setting: 'guildroles', operation: 'View', fields: { limit: 25 } },
+    });
+    expect(view.data?.data).toEqual([expect.objectContaining({ role_id: '1100000000000000104' })]);
+    const refused = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      body: { setting: 'no_such_setting', operation: 'View', fields: {} },
+    });
+    expect(refused.error?.code).toBe('NotFound');
+  });
+});
