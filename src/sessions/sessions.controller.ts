@@ -22,10 +22,9 @@ import {
   sessionCreatedDto,
   SessionCreatedDto,
   SessionListDto,
-  type SessionScopeDto,
 } from 'src/sessions/dto/session.dto';
 import type { TokenScopeDto } from 'src/sessions/dto/token-scope.dto';
-import { SessionsService } from 'src/sessions/sessions.service';
+import { scopeOf, SessionsService } from 'src/sessions/sessions.service';
 
 const sessionIdPipe = new ParseUUIDPipe({
   exceptionFactory: () => new AppException(ErrorCode.BadRequest, 'session_id must be a UUID'),
@@ -77,7 +76,7 @@ export class SessionsController {
         expiry: s.expiresAt.toISOString(),
         current: s.id === session.id,
         last_used_at: s.lastUsedAt?.toISOString() ?? null,
-        scope: scopeAnswer(s.scopeGuilds, s.scopePermissions),
+        scope: scopeOf(s.scopeGuilds, s.scopePermissions),
       })),
     };
   }
@@ -142,11 +141,4 @@ function requestedScope(scope: TokenScopeDto | undefined): TokenScope | null {
     ]);
   }
   return { guilds: scope.guilds ?? null, permissions };
-}
-
-function scopeAnswer(
-  guilds: string[] | null,
-  permissions: string[] | null,
-): SessionScopeDto | null {
-  return guilds === null && permissions === null ? null : { guilds, permissions };
 }

@@ -290,7 +290,10 @@ function toAuthenticated(row: SessionRow): AuthenticatedSession {
   };
 }
 
-/** A stored scope, or null when the session has none. */
-function scopeOf(guilds: string[] | null, permissions: string[] | null): TokenScope | null {
+/** A stored scope (its two columns), or null when the session has none. */
+export function scopeOf(
+  guilds: string[] | null,
+  permissions: string[] | null,
+): { guilds: string[] | null; permissions: string[] | null } | null {
   return guilds === null && permissions === null ? null : { guilds, permissions };
 }
