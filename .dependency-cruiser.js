@@ -41,12 +41,20 @@ const PUBLIC_API = {
     'guild-role.entity',
     'guild-member.entity',
   ],
-  // The settings engine's declaration kit: what a module needs to declare a setting of its own.
-  settings: ['settings.module', 'setting-definition', 'builtins/columns'],
+  // The settings engine's declaration kit: what a module needs to declare a setting of its own;
+  // and the per-setting request schemas it adds to the OpenAPI document.
+  settings: [
+    'settings.module',
+    'setting-definition',
+    'builtins/columns',
+    'settings-openapi',
+    'settings.commands',
+  ],
   stats: ['stats.module'],
   commands: ['commands.module', 'commands.commands'],
   health: ['health.module'],
   'client-config': ['client-config.module'],
+  metrics: ['metrics.module'],
 };
 
 const FEATURES = Object.keys(PUBLIC_API);

@@ -1,5 +1,5 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,8 +8,8 @@ import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { SCENARIOS, type Scenario } from './scenarios';
 import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { prepareSoakMix } from './soak';
-import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { BenchPlatform } from './bench-platform';
+import { ROOT, rssMb, startServiceProcess, stopServiceProcess } from './service-process';
 
 /**
  * `npm run bench`: every scenario against the built service on the embedded default and on
@@ -17,7 +17,6 @@ import { BenchPlatform } from './bench-platform';
  * `node:http` server returning the same body, measured in the same run. Prints a table and writes
  * bench/results.md. Figures move between runs; compare ratios within one run.
  */
-const ROOT = join(__dirname, '..', '..');
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
 /** Measurements of each server per scenario, taken in turn; the median one is reported. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -117,17 +116,6 @@ function selectedScenarios(): Scenario[] {
     : SCENARIOS.filter((scenario) => words.some((word) => scenario.name.includes(word)));
 }
 
-/** The Node.js options `npm run start:prod` runs the service with: `node <options> dist/src/main.js`. */
-const SERVICE_NODE_OPTIONS = startOptions();
-
-function startOptions(): string[] {
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: Record<string, string>;
-  };
-  const words = manifest.scripts['start:prod'].split(/\s+/);
-  return words.slice(1, words.indexOf('dist/src/main.js'));
-}
-
 interface RunningService {
   process: ChildProcess;
   baseUrl: string;
@@ -144,39 +132,12 @@ async function startService(
   start: Boot['start'],
   env: Record<string, string>,
 ): Promise<RunningService> {
-  const port = 4100 + Math.floor(Math.random() * 500);
-  // The inspector stays off until the profiles are taken, after the measurements (SIGUSR1).
-  const inspectorPort = 5600 + Math.floor(Math.random() * 300);
-  const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      ...SERVICE_NODE_OPTIONS,
-      `--inspect-port=127.0.0.1:${inspectorPort}`,
-      join(ROOT, 'dist', 'src', 'main.js'),
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        RATE_LIMITS_ENABLED: 'false',
-        // The soak's shard reports come from the demo user's API token.
-        ROOT_USERS: DEMO_IDS.demoUser,
-        ...env,
-      },
-      stdio: 'ignore',
-    },
-  );
-  const baseUrl = `http://127.0.0.1:${port}`;
-  try {
-    await waitForHealthy(baseUrl);
-  } catch (error) {
-    await stopService(child);
-    throw error;
-  }
-  const ms = Math.round(performance.now() - started);
+  const {
+    process: child,
+    baseUrl,
+    inspectorPort,
+    healthyAfterMs: ms,
+  } = await startServiceProcess(env);
   await sleep(1000);
   const boot = { engine, start, ms, rssMb: rssMb(child.pid, 'VmRSS') };
   console.log(
@@ -191,13 +152,6 @@ const START_LABELS: Readonly<Record<Boot['start'], string>> = {
   live: 'measured start (live mode)',
 };
 
-async function stopService(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 async function benchEngine(
   engine: string,
   env: Record<string, string>,
@@ -207,9 +161,9 @@ async function benchEngine(
   // The default (demo mode), as `npm start` runs it: a first start on a new data directory (or
   // database), then a restart on it. Both are timed and measured.
   const first = await startService(engine, 'first', engineEnv);
-  await stopService(first.process);
+  await stopServiceProcess(first.process);
   const restarted = await startService(engine, 'restart', engineEnv);
-  await stopService(restarted.process);
+  await stopServiceProcess(restarted.process);
   // The measured service talks to the bench's platform, whose seed adds the bench guild, as a
   // service in production talks to the real one.
   const running = await startService(engine, 'live', { ...engineEnv, ...platform.serviceEnv() });
@@ -230,7 +184,7 @@ async function benchEngine(
     }
     return { boots: [first.boot, restarted.boot], scenarios, soak: soaked, profiles };
   } finally {
-    await stopService(service);
+    await stopServiceProcess(service);
   }
 }
 
@@ -370,29 +324,6 @@ async function load(
   duration: number,
 ): Promise<autocannon.Result> {
   return checked(await autocannon({ url, ...request, connections: CONNECTIONS, duration }), url);
-}
-
-/** The service's resident set now (VmRSS) or at its peak (VmHWM), in MiB. */
-function rssMb(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-    return Math.round(kb / 1024);
-  } catch {
-    return 0;
-  }
-}
-
-async function waitForHealthy(baseUrl: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await sleep(100);
-  }
-  throw new Error('the service did not start');
 }
 
 /** Resident memory targets: after boot and after the soak. */

@@ -8,16 +8,18 @@ import { loadConfig } from 'src/config/app-config';
 
 /**
  * Writes the OpenAPI document generated from the code to openapi.json, or with `--check` fails when
- * the committed file differs from it. The application is created in preview mode: routes and DTOs
- * are read, nothing is started.
+ * the committed file differs from it. The application is initialized (on a throwaway embedded
+ * database, in demo mode, not listening) because the settings' schemas come from the registry the
+ * modules fill at init.
  */
 async function main(): Promise<void> {
-  const config = loadConfig({ DATABASE_URL: 'memory://' });
+  const config = loadConfig({ DATABASE_URL: 'memory://', LOG_LEVEL: 'error' });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
     createHttpAdapter(config),
-    { preview: true, logger: false, abortOnError: false },
+    { logger: false, abortOnError: false },
   );
+  await app.init();
   const generated = `${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`;
   await app.close();
 

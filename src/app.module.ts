@@ -9,6 +9,8 @@ import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
 import { RateLimitGuard } from 'src/common/rate-limit/rate-limit.guard';
 import { RateLimitModule } from 'src/common/rate-limit/rate-limit.module';
 import { ClockModule } from 'src/common/time/clock';
+import { MetricsRegistryModule } from 'src/common/metrics/metrics.module';
+import { MetricsModule } from 'src/metrics/metrics.module';
 import { SharedCacheModule } from 'src/common/cache/shared-cache.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
@@ -31,6 +33,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         ClockModule,
+        MetricsRegistryModule.forRoot(config.metrics.port !== null),
         ClientConfigModule,
         RedisModule.forRoot(config.redisUrl, config.redisKeyPrefix),
         SharedCacheModule,
@@ -45,6 +48,7 @@ export class AppModule {
         CommandsModule,
         SettingsModule,
         HealthModule,
+        MetricsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -15,6 +15,8 @@ import { AccessLogController } from 'src/common/logging/access-log';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
+import { Metrics } from 'src/common/metrics/metrics';
+import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 
 export const API_TITLE = 'Bot Management Service API';
 export const API_VERSION = '0.2.0';
@@ -127,7 +129,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     if (closing) void reply.header('Connection', 'close');
     done(null, payload);
   });
-  SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
+  recordRequestMetrics(app);
+  // Built on the first request for it: the settings' schemas are known once the modules are up.
+  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
     jsonDocumentUrl: 'openapi.json',
     raw: ['json'],
     customSiteTitle: API_TITLE,
@@ -137,7 +141,27 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   fastify.get('/', (_request, reply) => reply.redirect('/docs', 302));
 }
 
-/** The OpenAPI document generated from the controllers and DTOs (also written to openapi.json). */
+/**
+ * Every answered request counted and timed by route template (never the path, which holds ids),
+ * method and status, when metrics are on (METRICS_PORT).
+ */
+function recordRequestMetrics(app: NestFastifyApplication): void {
+  const metrics = app.get(Metrics);
+  if (!metrics.enabled) return;
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.httpRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+}
+
+/**
+ * The OpenAPI document generated from the controllers, the DTOs and the registered settings (also
+ * written to openapi.json). Needs the initialized application.
+ */
 export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle(API_TITLE)
@@ -167,8 +191,11 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
     .addServer('/', 'This service');
   for (const [name, description] of Object.entries(TAGS)) config.addTag(name, description);
   const document = SwaggerModule.createDocument(app, config.build());
-  return withoutLoneAllOf(
-    withBodyLimit(withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document)))),
+  return withSettingRequestBodies(
+    withoutLoneAllOf(
+      withBodyLimit(withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document)))),
+    ),
+    app,
   );
 }
 

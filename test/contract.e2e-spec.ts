@@ -66,4 +66,55 @@ describe('the OpenAPI contract check', () => {
   it('checks a HEAD answer as the GET without its body', () => {
     expect(answer({ method: 'HEAD', body: null })).toEqual([]);
   });
+
+  describe('request bodies the server accepted', () => {
+    const settings = (requestBody: unknown): string[] =>
+      answer({
+        method: 'POST',
+        routeUrl: '/guilds/:guild_id/settings',
+        body: JSON.stringify({ type: 'Ok', data: [] }),
+        requestBody,
+      });
+
+    it('accepts a body typed for its setting and operation', () => {
+      expect(settings({ setting: 'guildroles', operation: 'View', fields: { limit: 25 } })).toEqual(
+        [],
+      );
+    });
+
+    it('refuses fields the named setting does not have', () => {
+      expect(
+        settings({ setting: 'guildroles', operation: 'View', fields: { colour: 'red' } }),
+      ).toEqual([
+        expect.stringContaining('the server accepted a request body the document refuses'),
+      ]);
+    });
+
+    it('refuses an operation the setting does not offer', () => {
+      expect(settings({ setting: 'settings_history', operation: 'Delete', fields: {} })).toEqual([
+        expect.stringContaining('the server accepted a request body the document refuses'),
+      ]);
+    });
+
+    it('ignores a body the server refused', () => {
+      expect(
+        answer({
+          method: 'POST',
+          routeUrl: '/guilds/:guild_id/settings',
+          status: 400,
+          body: JSON.stringify({ message: 'setting must be a string', code: 'BadRequest' }),
+          requestBody: { setting: 5 },
+        }),
+      ).toEqual([]);
+    });
+
+    it('refuses an accepted body on an operation that documents none', () => {
+      expect(answer({ requestBody: { x: 1 } })).toEqual([
+        'GET /sessions/{id} → 200: a request body was accepted where none is documented'.replace(
+          '{id}',
+          '@me',
+        ),
+      ]);
+    });
+  });
 });

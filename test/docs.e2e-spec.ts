@@ -59,6 +59,11 @@ describe('API documentation', () => {
       document = res.body;
     });
 
+    it('types the settings body per registered setting (built once the modules are up)', () => {
+      expect(document.components.schemas).toHaveProperty('GuildrolesCreateRequest');
+      expect(document.components.schemas).not.toHaveProperty('ExecuteSettingDto');
+    });
+
     it('is an OpenAPI 3 document for version 0.2.0', () => {
       expect(document.openapi).toMatch(/^3\./);
       expect(document.info).toMatchObject({

@@ -1,11 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
+import { committedDocument } from 'test/support/contract';
 import { unusedPort } from 'test/support/ports';
 import { createTestApp, TEST_TOKEN_ENCRYPTION_KEY, type TestApp } from 'test/support/test-app';
 import { describeShared } from 'test/support/two-instances';
@@ -38,6 +39,8 @@ describe('the service process', () => {
     try {
       await waitForHealthy(port);
       expect(JSON.parse(await get(port, '/config'))).toHaveProperty('client_id');
+      // The built service serves the committed document, settings request schemas included.
+      expect(JSON.parse(await get(port, '/openapi.json'))).toEqual(committedDocument());
 
       // A request whose body is still arriving when SIGTERM comes must get its answer.
       const inFlight = slowPost(port, '/no-such-route');
@@ -198,6 +201,51 @@ describe('the admin CLI', () => {
     await asService(async (p) => {
       await get(p, '/sessions/@me', token);
     });
+  });
+
+  it('exports a guild’s settings to a file and imports one: a dry run, then --apply', async () => {
+    const file = join(dataDir, 'community.json');
+    const exported = await cli('settings:export', DEMO_IDS.community, '--out', file);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toMatch(/^Exported 6 settings \(\d+ entries\) of guild \d+ to /m);
+    const document = JSON.parse(readFileSync(file, 'utf8')) as {
+      format: string;
+      settings: Record<string, unknown[]>;
+    };
+    expect(document.format).toBe('bot-management-service/settings');
+    document.settings = {
+      guildroles: [{ role_id: '1100000000000000199', perms: ['rpc.view'], index: 30 }],
+    };
+    writeFileSync(file, JSON.stringify(document));
+
+    const dryRun = await cli('settings:import', DEMO_IDS.community, file);
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toContain(
+      'guildroles: 0 created, 0 updated, 0 deleted, 0 unchanged, 1 refused',
+    );
+    expect(dryRun.stdout).toContain('Roles not in this guild: 1100000000000000199');
+    const refused = await cli('settings:import', DEMO_IDS.community, file, '--apply');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('The import was refused');
+
+    const mapped = await cli(
+      'settings:import',
+      DEMO_IDS.community,
+      file,
+      '--apply',
+      '--map-role',
+      '1100000000000000199=1100000000000000107',
+    );
+    expect(mapped.code).toBe(0);
+    expect(mapped.stdout).toContain('guildroles: 1 created, 0 updated, 0 deleted');
+    expect(mapped.stdout.trim().split('\n').at(-1)).toBe('Applied: 1 revisions recorded.');
+    const again = await cli('settings:export', DEMO_IDS.community);
+    expect(JSON.parse(again.stdout).settings.guildroles).toEqual([
+      { role_id: '1100000000000000107', perms: ['rpc.view'], index: 30 },
+    ]);
+    const bad = await cli('settings:import', DEMO_IDS.community, file, '--map-role', 'x=1');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--map-role must be <id>=<id>');
   });
 
   it('syncs the command catalog to the platform (the emulator in demo mode)', async () => {

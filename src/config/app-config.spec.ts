@@ -206,6 +206,10 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'maybe'],
     ['RATE_LIMITS_ENABLED', '2'],
     ['LOG_LEVEL', 'verbose'],
+    ['METRICS_PORT', '0'],
+    ['METRICS_PORT', '65536'],
+    ['METRICS_PORT', 'nine'],
+    ['METRICS_TOKEN', 'too-short-for-a-secret'],
   ])('refuses %s=%s with one line naming the variable', (name, value) => {
     const message = configError(memory({ [name]: value }));
     expect(message).toMatch(/^Invalid configuration: /);
@@ -213,6 +217,15 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
     // Values are not echoed: a mistyped secret must not end up in a log.
     if (value.length > 3) expect(message).not.toContain(value);
+  });
+
+  it('turns metrics on with METRICS_PORT, on loopback unless METRICS_HOST says otherwise', () => {
+    expect(loadConfig(memory()).metrics).toEqual({ port: null, host: '127.0.0.1', token: null });
+    const token = 'x'.repeat(32);
+    expect(
+      loadConfig(memory({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0', METRICS_TOKEN: token }))
+        .metrics,
+    ).toEqual({ port: 9464, host: '0.0.0.0', token });
   });
 
   describe('TRUST_PROXY', () => {

@@ -37,6 +37,16 @@ export interface HttpConfig {
   readonly requestTimeoutMs: number;
 }
 
+/** The Prometheus endpoint: its own listener, off the public API (off when no port is set). */
+export interface MetricsConfig {
+  /** METRICS_PORT; null: no metrics are collected or served. */
+  readonly port: number | null;
+  /** METRICS_HOST: loopback unless set. */
+  readonly host: string;
+  /** METRICS_TOKEN: when set, scrapes must send `Authorization: Bearer <token>`. */
+  readonly token: string | null;
+}
+
 export interface PlatformConfig {
   /** Base of the platform's REST API; requests go to `${apiUrl}/v10/...`. */
   readonly apiUrl: string;
@@ -62,6 +72,7 @@ export interface SessionsConfig {
 /** The validated, typed configuration. Only `src/config` builds it; everything else injects it. */
 export class AppConfig {
   readonly http!: HttpConfig;
+  readonly metrics!: MetricsConfig;
   readonly database!: DatabaseConfig;
   readonly dataDir!: string;
   readonly redisUrl!: string | null;
@@ -116,6 +127,11 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
     },
     database,
     dataDir,
+    metrics: {
+      port: env.METRICS_PORT ?? null,
+      host: env.METRICS_HOST ?? '127.0.0.1',
+      token: env.METRICS_TOKEN ?? null,
+    },
     redisUrl: env.REDIS_URL ?? null,
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'bms:',
     platform: {

@@ -111,6 +111,25 @@ export class EnvironmentSchema {
 
   @Transform(toInteger)
   @IsOptional()
+  @IsInt({ message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @Min(1, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @Max(65535, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  METRICS_PORT?: number;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  METRICS_HOST?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'METRICS_TOKEN must be at least 32 characters' })
+  METRICS_TOKEN?: string;
+
+  @Transform(toInteger)
+  @IsOptional()
   @IsInt({ message: 'DATABASE_POOL_SIZE must be an integer from 1 to 200' })
   @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 200' })
   @Max(200, { message: 'DATABASE_POOL_SIZE must be an integer from 1 to 200' })

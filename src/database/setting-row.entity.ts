@@ -1,8 +1,9 @@
-import { Column, PrimaryColumn } from 'typeorm';
+import { Column, PrimaryColumn, VersionColumn } from 'typeorm';
 
 /**
- * The columns every stored setting row has: the guild it belongs to, and who created and last
- * changed it when. A setting's entity extends this and adds one property per column.
+ * The columns every stored setting row has: the guild it belongs to, who created and last changed
+ * it when, and its version (raised by every save; the settings engine publishes it and refuses a
+ * stale Update or Delete). A setting's entity extends this and adds one property per column.
  */
 export abstract class SettingRowEntity {
   @PrimaryColumn({ type: 'varchar', length: 20 })
@@ -19,4 +20,7 @@ export abstract class SettingRowEntity {
 
   @Column({ type: 'varchar', length: 20 })
   last_updated_by!: string;
+
+  @VersionColumn({ type: 'integer', default: 1 })
+  version!: number;
 }

@@ -12,6 +12,7 @@ import {
   REST,
 } from '@discordjs/rest';
 import { Logger } from '@nestjs/common';
+import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
 import { countsAsInvalid, InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
@@ -37,6 +38,8 @@ export interface PlatformHttpOptions {
    * platform's own limit (10,000, then an hour's ban of the address) is reached. Default 9,000.
    */
   invalidRequestLimit?: number;
+  /** Where each call's route, outcome and duration are counted. */
+  metrics?: Metrics;
 }
 
 /**
@@ -78,6 +81,8 @@ interface CallState {
   announced: number;
   /** Why the rate-limit hook refused to wait, for the error. */
   refusal?: string;
+  /** How the last attempt failed, for the metrics of a call that ends in an error. */
+  failure?: PlatformOutcome;
 }
 
 /**
@@ -115,9 +120,24 @@ export class PlatformHttp {
     this.app = this.manager(true);
   }
 
-  send(call: PlatformCall): Promise<PlatformAnswer> {
+  async send(call: PlatformCall): Promise<PlatformAnswer> {
     const state: CallState = { label: `${call.method} ${call.route}`, rateLimits: 0, announced: 0 };
-    return this.calls.run(state, () => this.sendWithRetries(call, state));
+    const started = performance.now();
+    let outcome: PlatformOutcome = 'network_error';
+    try {
+      const answer = await this.calls.run(state, () => this.sendWithRetries(call, state));
+      outcome = outcomeOf(answer.status);
+      return answer;
+    } catch (error) {
+      outcome = state.failure ?? outcome;
+      throw error;
+    } finally {
+      this.options.metrics?.platformCall(
+        state.label,
+        outcome,
+        (performance.now() - started) / 1000,
+      );
+    }
   }
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
@@ -153,11 +173,16 @@ export class PlatformHttp {
       if (error instanceof DiscordAPIError) {
         return { answer: { status: error.status, body: errorBody(error.rawError) } };
       }
-      if (error instanceof HTTPError) return { failure: `status ${error.status}` };
+      if (error instanceof HTTPError) {
+        state.failure = 'server_error';
+        return { failure: `status ${error.status}` };
+      }
       if (error instanceof RateLimitError) {
+        state.failure = 'rate_limited';
         throw new PlatformUnavailableError(`${state.label}: ${state.refusal ?? 'rate limited'}`);
       }
       if (error instanceof PlatformUnavailableError) throw error;
+      state.failure = isAbort(error) ? 'timeout' : 'network_error';
       return {
         failure: isAbort(error) ? `timed out after ${this.options.timeoutMs} ms` : 'network error',
       };
@@ -234,7 +259,7 @@ export class PlatformHttp {
    */
   private async exchange(url: string, init: UndiciRequestInit): Promise<ResponseLike> {
     const state = this.calls.getStore();
-    this.checkBudget(state?.label ?? url);
+    this.checkBudget(state?.label ?? url, state);
     const response = await DefaultRestOptions.makeRequest(url, init);
     const bytes = Buffer.from(await response.arrayBuffer());
     if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
@@ -275,8 +300,9 @@ export class PlatformHttp {
    * Past the invalid-request budget, no call leaves: the platform would ban the address for an
    * hour. Calls resume as old answers leave the ten-minute window.
    */
-  private checkBudget(label: string): void {
+  private checkBudget(label: string, state: CallState | undefined): void {
     if (!this.invalidAnswers.spent()) return;
+    if (state) state.failure = 'refused_by_budget';
     const now = Date.now();
     if (now - this.budgetLoggedAt >= BUDGET_LOG_INTERVAL_MS) {
       this.budgetLoggedAt = now;
@@ -290,11 +316,23 @@ export class PlatformHttp {
     );
   }
 
+  /** The invalid answers counted in the last ten minutes (a gauge of the metrics). */
+  invalidAnswersCounted(): number {
+    return this.invalidAnswers.count();
+  }
+
   private backoff(failures: number): number {
     const ceiling = this.options.backoffMs * 2 ** (failures - 1);
     // Equal jitter: at least half the delay, so retries from many requests spread out.
     return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
   }
+}
+
+/** What an answer's status says of the call, for the metrics. */
+function outcomeOf(status: number): PlatformOutcome {
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'server_error';
+  return status >= 400 ? 'client_error' : 'ok';
 }
 
 type UndiciRequestInit = Parameters<(typeof DefaultRestOptions)['makeRequest']>[1];

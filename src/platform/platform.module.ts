@@ -2,9 +2,10 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from 'src/config/app-config';
 import { DemoController } from 'src/platform/demo.controller';
 import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
+import { Metrics } from 'src/common/metrics/metrics';
 import { createPlatformCache, PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformConnection } from 'src/platform/platform-connection';
-import { PlatformHttp } from 'src/platform/platform-http';
+import { DEFAULT_INVALID_REQUEST_LIMIT, PlatformHttp } from 'src/platform/platform-http';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
 
@@ -30,20 +31,24 @@ export class PlatformModule {
         },
         {
           provide: PlatformClient,
-          inject: [PlatformConnection, AppConfig],
-          useFactory: (connection: PlatformConnection, appConfig: AppConfig) =>
+          inject: [PlatformConnection, AppConfig, Metrics],
+          useFactory: (connection: PlatformConnection, appConfig: AppConfig, metrics: Metrics) =>
             new PlatformClient(
-              new PlatformHttp({
-                apiUrl: connection.apiUrl,
-                botToken: connection.botToken,
-                clientId: connection.clientId,
-                clientSecret: connection.clientSecret,
-                timeoutMs: appConfig.platform.timeoutMs,
-                retries: RETRIES,
-                rateLimitRetries: RATE_LIMIT_RETRIES,
-                maxRateLimitWaitMs: MAX_RATE_LIMIT_WAIT_MS,
-                backoffMs: BACKOFF_MS,
-              }),
+              withBudgetGauge(
+                metrics,
+                new PlatformHttp({
+                  apiUrl: connection.apiUrl,
+                  botToken: connection.botToken,
+                  clientId: connection.clientId,
+                  clientSecret: connection.clientSecret,
+                  timeoutMs: appConfig.platform.timeoutMs,
+                  retries: RETRIES,
+                  rateLimitRetries: RATE_LIMIT_RETRIES,
+                  maxRateLimitWaitMs: MAX_RATE_LIMIT_WAIT_MS,
+                  backoffMs: BACKOFF_MS,
+                  metrics,
+                }),
+              ),
               connection.clientId,
             ),
         },
@@ -57,4 +62,14 @@ export class PlatformModule {
       exports: [PlatformConnection, PlatformClient, PLATFORM_CACHE, PlatformService],
     };
   }
+}
+
+/** The invalid-request budget's use, read when the metrics are scraped. */
+function withBudgetGauge(metrics: Metrics, http: PlatformHttp): PlatformHttp {
+  metrics.gauge(
+    'bms_platform_invalid_answers',
+    `Invalid answers (401, 403, 429) from the platform in the last 10 minutes; calls are refused locally at ${DEFAULT_INVALID_REQUEST_LIMIT}`,
+    () => http.invalidAnswersCounted(),
+  );
+  return http;
 }

@@ -20,6 +20,7 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
   private readonly logger = new Logger(SessionInvalidation.name);
   private readonly channel: string;
   private subscriber: Redis | null = null;
+  private closing = false;
 
   constructor(
     private readonly cache: SessionCache,
@@ -38,6 +39,8 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (_channel: string, message: string) => this.apply(message));
     this.subscriber.subscribe(this.channel).catch((error: Error) => {
+      // A subscription cut short by this process's own shutdown (a CLI command that ends at once).
+      if (this.closing) return;
       this.logger.warn({ reason: error.message }, 'Could not subscribe to session invalidations');
     });
   }
@@ -64,6 +67,7 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
   }
 
   onApplicationShutdown(): void {
+    this.closing = true;
     this.subscriber?.disconnect();
   }
 

@@ -5,6 +5,7 @@ import type { RegisteredSetting } from 'src/settings/settings-registry';
 import {
   isStored,
   primaryKeyOf,
+  VERSION_COLUMN,
   type ColumnSchema,
   type ExecutableOperation,
 } from 'src/settings/schema/setting-schema';
@@ -80,6 +81,14 @@ export function keyOf(setting: RegisteredSetting, values: SettingRow): Record<st
   return Object.fromEntries(
     primaryKeyOf(setting.schema).map((column) => [column.id, values[column.id]]),
   );
+}
+
+/**
+ * `fields` naming the version `row` is at (where it has one), so the engine refuses the write if
+ * the row moves on before it is applied.
+ */
+export function atVersionOf(fields: SettingRow, row: SettingRow): SettingRow {
+  return VERSION_COLUMN in row ? { ...fields, [VERSION_COLUMN]: row[VERSION_COLUMN] } : fields;
 }
 
 export function describeKey(setting: RegisteredSetting, values: SettingRow): string {

@@ -1,5 +1,5 @@
 import type { DiscoveryService } from '@nestjs/core';
-import { Column, DataSource, Entity, VersionColumn } from 'typeorm';
+import { Column, CreateDateColumn, DataSource, Entity } from 'typeorm';
 import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
@@ -77,8 +77,8 @@ class FeedbackWithExtrasEntity extends FeedbackTopicEntity {
   @Column({ type: 'integer', default: 0 })
   hits!: number;
 
-  @VersionColumn()
-  version!: number;
+  @CreateDateColumn({ type: 'timestamptz' })
+  noted_at!: Date;
 }
 
 describe('the settings registry at boot', () => {
@@ -173,7 +173,7 @@ describe('the settings registry at boot', () => {
 
   it.each([
     [
-      'nullable, defaulted and version columns it does not declare',
+      'nullable, defaulted and generated columns it does not declare',
       feedbackWith(cooldown({ type: 'Integer', min: 0, max: 9 }), FeedbackWithExtrasEntity),
     ],
     [
@@ -184,6 +184,26 @@ describe('the settings registry at boot', () => {
     const registry = await registryOf(provider);
     expect(() => registry.onModuleInit()).not.toThrow();
     expect(registry.get('feedback_topics')).toBeDefined();
+  });
+
+  it('publishes the row version of an entity that keeps one, for Update and Delete to send back', async () => {
+    const registry = await registryOf(new GuildRolesSetting());
+    registry.onModuleInit();
+    const setting = registry.get('guildroles');
+    expect(setting?.schema.columns.at(-1)).toMatchObject({
+      id: 'version',
+      readonly: ['Create', 'Update'],
+      column_type: { type: 'Scalar', inner: { type: 'Integer', min: 1, max: 2 ** 31 - 1 } },
+    });
+    const version = { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 };
+    const template = JSON.parse(setting?.validationTemplate ?? '{}') as {
+      $defs: Record<string, { properties: Record<string, unknown>; required: string[] }>;
+    };
+    expect(template.$defs.Update.properties.version).toEqual(version);
+    expect(template.$defs.Delete.properties.version).toEqual(version);
+    expect(template.$defs.Delete.required).toEqual(['role_id']);
+    // An echoed row's version is accepted on Create, and ignored.
+    expect(template.$defs.Create.properties.version).toEqual(version);
   });
 
   it('publishes the bounds of the column type where a declaration gives none', async () => {

@@ -11,6 +11,11 @@ import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { catalogSchemaProblems } from 'src/settings/schema/schema-checks';
 import { storageProblems, type StoredColumn } from 'src/settings/schema/storage-checks';
+import {
+  VERSION_COLUMN,
+  versionColumn,
+  type SettingSchema,
+} from 'src/settings/schema/setting-schema';
 
 export class InvalidSettingsError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -59,8 +64,10 @@ export class SettingsRegistry implements OnModuleInit {
     }
     if (problems.length > 0) throw new InvalidSettingsError(problems);
     for (const definition of definitions) {
-      // Published and enforced with every field filled in (and number bounds the column holds).
-      const schema = normalizeSchema(definition.schema, stored.get(definition));
+      // Published and enforced with every field filled in (and number bounds the column holds),
+      // with the row version where the entity keeps one.
+      const columns = stored.get(definition) ?? [];
+      const schema = normalizeSchema(withVersionColumn(definition.schema, columns), columns);
       const validator = new FieldsValidator(schema);
       this.settings.set(schema.id, {
         ...definition,
@@ -88,6 +95,7 @@ export class SettingsRegistry implements OnModuleInit {
         column.isCreateDate ||
         column.isUpdateDate ||
         column.isVersion,
+      isVersion: column.isVersion,
     }));
   }
 
@@ -103,6 +111,15 @@ export class SettingsRegistry implements OnModuleInit {
   all(): RegisteredSetting[] {
     return [...this.settings.values()];
   }
+}
+
+/**
+ * Every setting stored on an entity with a `version` row version (all that extend
+ * `SettingRowEntity`) publishes it as a column: read with each row, sent back on Update and Delete.
+ */
+function withVersionColumn(schema: SettingSchema, stored: readonly StoredColumn[]): SettingSchema {
+  const versioned = stored.some((column) => column.property === VERSION_COLUMN && column.isVersion);
+  return versioned ? { ...schema, columns: [...schema.columns, versionColumn()] } : schema;
 }
 
 function groupByModule(

@@ -10,7 +10,7 @@ import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
-import { SettingsService } from 'src/settings/settings.service';
+import { authorOf, SettingsService } from 'src/settings/settings.service';
 
 @ApiTags('settings')
 @Auth()
@@ -39,7 +39,12 @@ export class SettingsController {
   @RateLimit('settings-write')
   @ApiOperation({ summary: 'Run a setting operation: View, Create, Update, Delete or Reorder' })
   @ApiOkResponse({ type: SettingResultDto })
-  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
+  @ApiErrorResponses(
+    ErrorCode.BadRequest,
+    ErrorCode.Restricted,
+    ErrorCode.NotFound,
+    ErrorCode.VersionConflict,
+  )
   // The engine answers a SettingResultDto already encoded as JSON.
   @Header('Content-Type', 'application/json; charset=utf-8')
   execute(
@@ -47,11 +52,6 @@ export class SettingsController {
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @Body() body: ExecuteSettingDto,
   ): Promise<Buffer> {
-    return this.settings.execute(
-      guildId,
-      session.userId,
-      body,
-      session.scope?.permissions ?? undefined,
-    );
+    return this.settings.execute(guildId, authorOf(session), body);
   }
 }

@@ -12,6 +12,11 @@ import { SettingsCache } from 'src/settings/settings-cache';
 import { SettingsController } from 'src/settings/settings.controller';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsService } from 'src/settings/settings.service';
+import { SettingsRevisionsController } from 'src/settings/settings-revisions.controller';
+import { SettingsRevisionsService } from 'src/settings/settings-revisions.service';
+import { SettingsRollbackService } from 'src/settings/settings-rollback.service';
+import { SettingsTransferController } from 'src/settings/settings-transfer.controller';
+import { SettingsTransferService } from 'src/settings/settings-transfer.service';
 
 /**
  * The settings engine and the built-in settings. Other modules declare settings of their own with
@@ -19,11 +24,14 @@ import { SettingsService } from 'src/settings/settings.service';
  */
 @Module({
   imports: [DiscoveryModule, GuildsModule, PermissionsModule],
-  controllers: [SettingsController],
+  controllers: [SettingsController, SettingsRevisionsController, SettingsTransferController],
   providers: [
     SettingsRegistry,
     SettingsCache,
     SettingsService,
+    SettingsRevisionsService,
+    SettingsRollbackService,
+    SettingsTransferService,
     GuildRolesSetting,
     GuildMembersSetting,
     AuditlogSinksSetting,
@@ -31,5 +39,6 @@ import { SettingsService } from 'src/settings/settings.service';
     ProtectionSetting,
     SettingsHistorySetting,
   ],
+  exports: [SettingsTransferService],
 })
 export class SettingsModule {}

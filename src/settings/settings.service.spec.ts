@@ -6,10 +6,10 @@ import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import { PermissionsService } from 'src/permissions/permissions.service';
 import type { SettingsCache } from 'src/settings/settings-cache';
-import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
+import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
-import { SettingsService } from 'src/settings/settings.service';
+import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
 import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
 
 const GUILD = '500';
@@ -24,14 +24,29 @@ const NOW = new Date('2026-11-23T12:00:00.000Z');
 class FakeTable {
   readonly rows: ObjectLiteral[] = [];
 
+  /**
+   * `versioned`: rows start at version 1, which insert writes back into the row it was given, as
+   * TypeORM does for a `@VersionColumn`.
+   */
+  constructor(private readonly versioned = false) {}
+
   find = ({ where }: { where: ObjectLiteral }): Promise<ObjectLiteral[]> =>
     Promise.resolve(this.rows.filter((row) => this.matches(row, where)));
   findOne = ({ where }: { where: ObjectLiteral }): Promise<ObjectLiteral | null> =>
     Promise.resolve(this.rows.find((row) => this.matches(row, where)) ?? null);
   create = (values: ObjectLiteral): ObjectLiteral => ({ ...values });
-  insert = (row: ObjectLiteral): Promise<void> => {
-    this.rows.push({ ...row });
+  insert = (rows: ObjectLiteral | ObjectLiteral[]): Promise<void> => {
+    for (const row of Array.isArray(rows) ? rows : [rows]) {
+      if (this.versioned) row.version ??= 1;
+      this.rows.push({ ...row });
+    }
     return Promise.resolve();
+  };
+  maximum = (column: string, where: ObjectLiteral): Promise<number | null> => {
+    const values = this.rows
+      .filter((row) => this.matches(row, where))
+      .map((row) => Number(row[column]));
+    return Promise.resolve(values.length > 0 ? Math.max(...values) : null);
   };
   delete = (where: ObjectLiteral): Promise<void> => {
     const index = this.rows.findIndex((row) => this.matches(row, where));
@@ -50,7 +65,7 @@ async function setUp(): Promise<{
   /** Runs an operation of the feedback setting as `userId`. */
   run: (userId: string, operation: ExecutableOperation, fields: unknown) => Promise<Buffer>;
   feedback: FakeTable;
-  audit: ObjectLiteral[];
+  revisions: ObjectLiteral[];
   changed: jest.Mock;
 }> {
   const metadata = new DataSource({ type: 'postgres', entities: [FeedbackTopicEntity] });
@@ -83,7 +98,8 @@ async function setUp(): Promise<{
   const tables = new Map<EntityTarget<ObjectLiteral>, FakeTable>([
     [GuildRoleEntity, new FakeTable()],
     [GuildMemberEntity, new FakeTable()],
-    [FeedbackTopicEntity, new FakeTable()],
+    [FeedbackTopicEntity, new FakeTable(true)],
+    [SettingsRevisionEntity, new FakeTable()],
   ]);
   // The moderator's role grants reading feedback topics; the outsider is granted everything but
   // is not a member.
@@ -101,15 +117,10 @@ async function setUp(): Promise<{
     if (!table) throw new Error('no such table');
     return table;
   };
-  const audit: ObjectLiteral[] = [];
   // An EntityManager to the engine (which tells a transaction from a cache by its class).
   const manager = Object.assign(Object.create(EntityManager.prototype) as EntityManager, {
     query: () => Promise.resolve([]),
     getRepository: repository,
-    save: (row: ObjectLiteral) => {
-      audit.push(row);
-      return Promise.resolve(row);
-    },
   });
   const dataSource = {
     getRepository: repository,
@@ -132,14 +143,22 @@ async function setUp(): Promise<{
   const clock: Clock = { now: () => NOW, nowMs: () => NOW.getTime() };
   const service = new SettingsService(registry, guilds, permissions, cache, dataSource, clock);
   const run = (userId: string, operation: ExecutableOperation, fields: unknown): Promise<Buffer> =>
-    service.execute(GUILD, userId, { setting: 'feedback_topics', operation, fields });
-  return { service, run, feedback: repository(FeedbackTopicEntity), audit, changed };
+    service.execute(GUILD, authorOf(userId), { setting: 'feedback_topics', operation, fields });
+  const revisions = repository(SettingsRevisionEntity).rows;
+  return { service, run, feedback: repository(FeedbackTopicEntity), revisions, changed };
 }
 
+const SESSION = '0f8fad5b-d9cb-469f-a165-70867728950e';
+const authorOf = (userId: string): SettingsAuthor => ({
+  userId,
+  sessionId: SESSION,
+  sessionType: 'login',
+});
 const TOPIC = { topic: 'bugs', channel: CHANNEL, cooldown: 30 };
 const answer = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));
 /** A row as the engine stores it when the owner creates it now. */
 const stored = (fields: object, guildId: string): ObjectLiteral => ({
+  version: 1,
   ...fields,
   guild_id: guildId,
   created_at: NOW,
@@ -152,7 +171,7 @@ describe('SettingsService', () => {
   it('answers 404 for a setting nobody declared', async () => {
     const { service } = await setUp();
     await expect(
-      service.execute(GUILD, OWNER, { setting: 'nope', operation: 'View', fields: {} }),
+      service.execute(GUILD, authorOf(OWNER), { setting: 'nope', operation: 'View', fields: {} }),
     ).rejects.toMatchObject({ code: 'NotFound', message: 'Unknown setting nope' });
   });
 
@@ -201,8 +220,8 @@ describe('SettingsService', () => {
     expect(feedback.rows).toEqual([]);
   });
 
-  it('creates a row with its guild and author, records the change and moves the cache on', async () => {
-    const { run, feedback, audit, changed } = await setUp();
+  it('creates a row with its guild and author, records a revision and moves the cache on', async () => {
+    const { run, feedback, revisions, changed } = await setUp();
     const bytes = await run(OWNER, 'Create', TOPIC);
     const row = {
       ...TOPIC,
@@ -210,21 +229,59 @@ describe('SettingsService', () => {
       created_by: OWNER,
       last_updated_at: NOW.toISOString(),
       last_updated_by: OWNER,
+      version: 1,
     };
     expect(answer(bytes)).toEqual({ type: 'Ok', data: row });
     expect(feedback.rows).toEqual([stored(TOPIC, GUILD)]);
-    expect(audit).toEqual([
-      expect.objectContaining({
+    expect(revisions).toEqual([
+      {
         guild_id: GUILD,
+        revision: 1,
         setting: 'feedback_topics',
+        key: { topic: 'bugs' },
         operation: 'Create',
         user_id: OWNER,
+        session_id: SESSION,
+        session_type: 'login',
         before: null,
         after: row,
-      }),
+        diff: Object.fromEntries(
+          Object.entries(row).map(([column, value]) => [column, { before: null, after: value }]),
+        ),
+        reverts: null,
+        created_at: NOW,
+      },
     ]);
-    expect(audit[0]).toBeInstanceOf(SettingsAuditEntity);
     expect(changed).toHaveBeenCalledWith(GUILD);
+  });
+
+  it('numbers revisions on from the guild’s last, one per change', async () => {
+    const { run, revisions } = await setUp();
+    await run(OWNER, 'Create', TOPIC);
+    await run(OWNER, 'Create', { ...TOPIC, topic: 'ideas' });
+    await run(OWNER, 'Delete', { topic: 'bugs' });
+    expect(revisions.map((r): unknown[] => [r.revision, r.operation, r.key])).toEqual([
+      [1, 'Create', { topic: 'bugs' }],
+      [2, 'Create', { topic: 'ideas' }],
+      [3, 'Delete', { topic: 'bugs' }],
+    ]);
+    expect(revisions[2]).toMatchObject({ after: null, before: expect.objectContaining(TOPIC) });
+  });
+
+  it('refuses a Delete naming a version the row has moved on from, and deletes at the current one', async () => {
+    const { run, feedback, revisions } = await setUp();
+    await run(OWNER, 'Create', TOPIC);
+    feedback.rows[0].version = 3;
+    await expect(run(OWNER, 'Delete', { topic: 'bugs', version: 2 })).rejects.toMatchObject({
+      code: 'VersionConflict',
+      message:
+        'feedback_topics entry topic bugs has changed since you read it (it is at version 3, you sent 2); read it again and retry',
+      details: [{ field: 'version' }],
+    });
+    expect(feedback.rows).toHaveLength(1);
+    expect(revisions).toHaveLength(1);
+    await run(OWNER, 'Delete', { topic: 'bugs', version: 3 });
+    expect(feedback.rows).toEqual([]);
   });
 
   it('refuses to create a key that exists, pointing to Update', async () => {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
 import { isUniqueViolation } from 'src/common/errors/database-errors';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -13,11 +14,19 @@ import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-che
 import { PermissionsService } from 'src/permissions/permissions.service';
 import { hasPerm } from 'src/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
-import { SettingsAuditEntity } from 'src/settings/settings-audit.entity';
+import { diffRows } from 'src/settings/revision-diff';
+import {
+  SettingsRevisionEntity,
+  type RevisionSessionType,
+} from 'src/settings/settings-revision.entity';
 import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
 import { lockGuildSettings } from 'src/settings/settings-lock';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
-import { primaryKeyOf, type ExecutableOperation } from 'src/settings/schema/setting-schema';
+import {
+  primaryKeyOf,
+  VERSION_COLUMN,
+  type ExecutableOperation,
+} from 'src/settings/schema/setting-schema';
 import { botProblems, referenceProblems } from 'src/settings/setting-checks';
 import {
   autoFilled,
@@ -38,6 +47,72 @@ import { denialMessage } from 'src/settings/settings-denials';
 import { Clock } from 'src/common/time/clock';
 import { summariseDetails } from 'src/common/validation/validation-details';
 
+/** Who runs an operation: the user, and the session or API token used (none from the CLI). */
+export interface SettingsAuthor {
+  userId: string;
+  sessionId: string | null;
+  sessionType: RevisionSessionType | null;
+  /** A scoped API token's permission strings: the user's own are limited to them. */
+  scope?: readonly string[];
+}
+
+/** The author of a change made through the API: the user, their session or token, its scope. */
+export function authorOf(session: AuthenticatedSession): SettingsAuthor {
+  return {
+    userId: session.userId,
+    sessionId: session.id,
+    sessionType: session.type,
+    scope: session.scope?.permissions ?? undefined,
+  };
+}
+
+/** What `execute` takes: a setting, one of its operations, and the operation's fields. */
+export interface SettingsRequest {
+  setting: string;
+  operation: ExecutableOperation;
+  fields: unknown;
+}
+
+type WriteOperation = Exclude<ExecutableOperation, 'View'>;
+
+/** A write that passed every check made outside the transaction. */
+interface CheckedWrite {
+  setting: RegisteredSetting;
+  operation: WriteOperation;
+  permission: string;
+  /** Validated and prepared. */
+  fields: unknown;
+  /** The platform members the fields name (the targets a setting's rule may judge). */
+  members: ReadonlyMap<string, MemberAccess | null>;
+  /** The revision this write undoes (a rollback), else null. */
+  reverts: number | null;
+}
+
+/** What a write produced: its answer's data, and the revisions it recorded. */
+export interface AppliedWrite {
+  data: unknown;
+  revisions: SettingsRevisionEntity[];
+}
+
+/** A write's outcome in a trial: what it produced, or the refusal it met. */
+export type WriteOutcome = ({ ok: true } & AppliedWrite) | { ok: false; error: AppException };
+
+/** Ends a trial's transaction without committing it. */
+const NOT_COMMITTED = new Error('not committed');
+
+/** A refusal is an AppException; anything else is a failure, and stays one. */
+function refusalOf(error: unknown): WriteOutcome {
+  if (error instanceof AppException) return { ok: false, error };
+  throw error;
+}
+
+/** One entry a change touched: its key, and its state before and after (null: absent). */
+interface EntryChange {
+  key: Record<string, unknown>;
+  before: SettingRow | null;
+  after: SettingRow | null;
+}
+
 interface Caller {
   context: GuildContext;
   guild: PermissionGuild;
@@ -49,8 +124,8 @@ interface Caller {
 /**
  * The settings engine (DESIGN §7): for any declared setting, checks the operation, the caller's
  * `<setting>.<operation>` permission, the fields (its validation_template), references against the
- * live guild and the bot's permissions, then applies the change in one transaction with an audit
- * row, and answers `{type: "Ok", data}`.
+ * live guild and the bot's permissions, then applies the change in one transaction with one
+ * revision per entry changed, and answers `{type: "Ok", data}`.
  */
 @Injectable()
 export class SettingsService {
@@ -76,11 +151,107 @@ export class SettingsService {
    */
   async execute(
     guildId: string,
-    userId: string,
-    request: { setting: string; operation: ExecutableOperation; fields: unknown },
-    /** A scoped API token's permission strings: the caller's own are limited to them. */
-    scope?: readonly string[],
+    author: SettingsAuthor,
+    request: SettingsRequest,
   ): Promise<Buffer> {
+    const cache = await this.cache.forGuild(guildId);
+    const caller = await this.caller(guildId, author.userId, cache, author.scope);
+    const checked = this.checked(caller, request);
+    if (checked.operation === 'View') {
+      return this.view(checked.setting, guildId, checked.fields, cache);
+    }
+    const [applied] = await this.apply(caller, author, [
+      await this.withMembers(caller, { ...checked, operation: checked.operation }, null),
+    ]);
+    return Buffer.from(JSON.stringify({ type: 'Ok', data: applied.data }));
+  }
+
+  /**
+   * Several writes as one change: each checked exactly as `execute` checks it (permission,
+   * validation, references, the bot's permissions, the setting's own rule), then all applied in
+   * one transaction, or none. Answers each write's data and the revisions it recorded.
+   */
+  async executeAll(
+    guildId: string,
+    author: SettingsAuthor,
+    requests: readonly (SettingsRequest & { reverts?: number })[],
+  ): Promise<AppliedWrite[]> {
+    const cache = await this.cache.forGuild(guildId);
+    const caller = await this.caller(guildId, author.userId, cache, author.scope);
+    const writes: CheckedWrite[] = [];
+    for (const request of requests) {
+      writes.push(await this.checkedWrite(caller, request, request.reverts ?? null));
+    }
+    return this.apply(caller, author, writes);
+  }
+
+  /**
+   * Several writes judged one by one and applied as one change only if none is refused: each is
+   * checked as `execute` checks it, the ones that pass run in order in one transaction (each in a
+   * savepoint, so a refusal in the transaction leaves the others' effects), and the transaction
+   * commits only when `apply` is set and nothing was refused. Answers every write's outcome:
+   * what it produced, or why it was refused. A dry run (`apply` false) therefore reports exactly
+   * what applying would do, refusals included, and changes nothing.
+   */
+  async trial(
+    guildId: string,
+    author: SettingsAuthor,
+    requests: readonly SettingsRequest[],
+    apply: boolean,
+  ): Promise<{ committed: boolean; outcomes: WriteOutcome[] }> {
+    const cache = await this.cache.forGuild(guildId);
+    const caller = await this.caller(guildId, author.userId, cache, author.scope);
+    const outcomes: WriteOutcome[] = [];
+    const writes: (CheckedWrite | null)[] = [];
+    for (const request of requests) {
+      try {
+        writes.push(await this.checkedWrite(caller, request, null));
+        outcomes.push({ ok: true, data: null, revisions: [] });
+      } catch (error) {
+        outcomes.push(refusalOf(error));
+        writes.push(null);
+      }
+    }
+    let committed = false;
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        await lockGuildSettings(manager, guildId);
+        for (const [i, write] of writes.entries()) {
+          if (!write) continue;
+          try {
+            outcomes[i] = await manager.transaction(async (savepoint) => {
+              const locked = await this.lockedCaller(caller, savepoint);
+              this.requirePermission(locked, write.permission);
+              return { ok: true, ...(await this.change(savepoint, locked, author, write)) };
+            });
+          } catch (error) {
+            outcomes[i] = refusalOf(error);
+          }
+        }
+        if (!apply || outcomes.some((outcome) => !outcome.ok)) throw NOT_COMMITTED;
+      });
+      committed = true;
+    } catch (error) {
+      if (error !== NOT_COMMITTED) throw error;
+    }
+    if (committed) await this.cache.changed(guildId);
+    return { committed, outcomes };
+  }
+
+  /**
+   * The checks that need no transaction, in DESIGN §7's order: the setting and operation, the
+   * permission (from the cache; a write is checked again in its transaction, against the data as
+   * it is when the write is applied), the fields, then references and the bot's permissions.
+   */
+  private checked(
+    caller: Caller,
+    request: SettingsRequest,
+  ): {
+    setting: RegisteredSetting;
+    operation: ExecutableOperation;
+    permission: string;
+    fields: unknown;
+  } {
     const setting = this.registry.get(request.setting);
     if (!setting) throw new AppException(ErrorCode.NotFound, `Unknown setting ${request.setting}`);
     const operation = request.operation;
@@ -88,41 +259,103 @@ export class SettingsService {
       const message = `${setting.schema.id} does not offer ${operation}`;
       throw new AppException(ErrorCode.BadRequest, message, [{ field: 'operation', message }]);
     }
-    const cache = await this.cache.forGuild(guildId);
-    const caller = await this.caller(guildId, userId, cache, scope);
     const permission = `${setting.schema.id}.${operation.toLowerCase()}`;
-    // From the cache: refuses before validation, as DESIGN §7 orders it. A write is checked
-    // again in its transaction, against the data as it is when the write is applied.
     this.requirePermission(caller, permission);
     const checked = setting.validator.check(operation, request.fields);
     if (!checked.ok) throw invalid(checked.details);
+    let fields = checked.fields;
     const prepare = setting.prepare;
     if (prepare && operation !== 'View') {
-      checked.fields = Array.isArray(checked.fields)
-        ? (checked.fields as SettingRow[]).map(prepare)
-        : prepare(checked.fields as SettingRow);
+      fields = Array.isArray(fields)
+        ? (fields as SettingRow[]).map(prepare)
+        : prepare(fields as SettingRow);
     }
     if (operation !== 'View' && operation !== 'Delete') {
       const problems = [
-        ...referenceProblems(setting, caller.context, checked.fields),
-        ...botProblems(setting, caller.context, checked.fields),
+        ...referenceProblems(setting, caller.context, fields),
+        ...botProblems(setting, caller.context, fields),
       ];
       if (problems.length > 0) throw invalid(problems);
     }
-    if (operation === 'View') return this.view(setting, guildId, checked.fields, cache);
-    // Platform lookups happen before the guild's lock is taken: while it is held, only the
-    // database is waited on, so writers queued behind it do not hold connections for long.
-    const members = await this.membersNamedIn(setting, caller.context, checked.fields);
-    const data = await this.dataSource.transaction(async (manager) => {
+    return { setting, operation, permission, fields };
+  }
+
+  /** A write (never a View) checked as `execute` checks it, with the members it names. */
+  private async checkedWrite(
+    caller: Caller,
+    request: SettingsRequest,
+    reverts: number | null,
+  ): Promise<CheckedWrite> {
+    const checked = this.checked(caller, request);
+    if (checked.operation === 'View') throw new Error('a write was expected; View reads');
+    return this.withMembers(caller, { ...checked, operation: checked.operation }, reverts);
+  }
+
+  /**
+   * The platform members a write names, looked up before the guild's lock is taken: while it is
+   * held, only the database is waited on, so writers queued behind it do not hold connections.
+   */
+  private async withMembers(
+    caller: Caller,
+    write: Omit<CheckedWrite, 'members' | 'reverts'>,
+    reverts: number | null,
+  ): Promise<CheckedWrite> {
+    return {
+      ...write,
+      reverts,
+      members: await this.membersNamedIn(write.setting, caller.context, write.fields),
+    };
+  }
+
+  /** Applies checked writes in one transaction under the guild's settings lock. */
+  private async apply(
+    caller: Caller,
+    author: SettingsAuthor,
+    writes: readonly CheckedWrite[],
+  ): Promise<AppliedWrite[]> {
+    const guildId = caller.context.guild.id;
+    const applied = await this.dataSource.transaction(async (manager) => {
       // One settings writer per guild at a time, taken first (so no deadlock), and the permission
       // data read after it: a concurrent demotion is either committed and seen here, or waits.
       await lockGuildSettings(manager, guildId);
-      const locked = await this.lockedCaller(caller, manager);
-      this.requirePermission(locked, permission);
-      return this.change(manager, setting, locked, operation, checked.fields, members);
+      const results: AppliedWrite[] = [];
+      for (const write of writes) {
+        // Read again for each write: an earlier one of the same change may have altered them.
+        const locked = await this.lockedCaller(caller, manager);
+        this.requirePermission(locked, write.permission);
+        results.push(await this.change(manager, locked, author, write));
+      }
+      return results;
     });
     await this.cache.changed(guildId);
-    return Buffer.from(JSON.stringify({ type: 'Ok', data }));
+    return applied;
+  }
+
+  /** What the caller may do in the guild: a test of one permission string (a token's scope applied). */
+  async permissionsIn(
+    guildId: string,
+    author: SettingsAuthor,
+  ): Promise<(permission: string) => boolean> {
+    const cache = await this.cache.forGuild(guildId);
+    const caller = await this.caller(guildId, author.userId, cache, author.scope);
+    const held = this.permissions.resolved(caller.guild, caller.author);
+    return (permission) => hasPerm(held, permission);
+  }
+
+  /**
+   * Refuses a caller who does not hold `permission` in the guild (403 `Restricted`, naming a
+   * token's scope where that is what limits it); 404 for a guild the bot is not in.
+   */
+  async requirePermissionIn(
+    guildId: string,
+    author: SettingsAuthor,
+    permission: string,
+  ): Promise<void> {
+    const cache = await this.cache.forGuild(guildId);
+    this.requirePermission(
+      await this.caller(guildId, author.userId, cache, author.scope),
+      permission,
+    );
   }
 
   private async caller(
@@ -222,12 +455,11 @@ export class SettingsService {
 
   private async change(
     manager: EntityManager,
-    setting: RegisteredSetting,
     caller: Caller,
-    operation: Exclude<ExecutableOperation, 'View'>,
-    fields: unknown,
-    members: ReadonlyMap<string, MemberAccess | null>,
-  ): Promise<unknown> {
+    author: SettingsAuthor,
+    write: CheckedWrite,
+  ): Promise<AppliedWrite> {
+    const { setting, operation, fields, members } = write;
     const repository = manager.getRepository(setting.entity);
     const guildId = caller.context.guild.id;
     const items = operation === 'Reorder' ? (fields as SettingRow[]) : [fields as SettingRow];
@@ -246,6 +478,7 @@ export class SettingsService {
           `No ${setting.schema.id} entry ${describeKey(setting, item)}`,
         );
       } else {
+        requireVersion(setting, row, item);
         current.push(row);
       }
     }
@@ -279,8 +512,11 @@ export class SettingsService {
         break;
       }
       case 'Update': {
+        // The version is checked above and raised by the save; a client's value never lands.
+        const values = toEntity(setting, items[0]);
+        delete values[VERSION_COLUMN];
         const row = repository.merge(current[0], {
-          ...toEntity(setting, items[0]),
+          ...values,
           ...autoFilled(setting, caller.author.userId, now, false),
         });
         after = [await repository.save(row)];
@@ -304,22 +540,53 @@ export class SettingsService {
         break;
       }
     }
-    const audit = Object.assign(new SettingsAuditEntity(), {
-      guild_id: guildId,
-      setting: setting.schema.id,
-      operation,
-      user_id: caller.author.userId,
-      before: operation === 'Create' ? null : operation === 'Reorder' ? before : before[0],
-      after:
-        operation === 'Delete'
-          ? null
-          : operation === 'Reorder'
-            ? after.map((row) => toApi(setting, row, false))
-            : toApi(setting, after[0], false),
-      created_at: now,
-    });
-    await manager.save(audit);
-    return data;
+    const changes: EntryChange[] =
+      operation === 'Create'
+        ? [{ key: keyOf(setting, items[0]), before: null, after: toApi(setting, after[0], false) }]
+        : current.map((row, i) => ({
+            key: keyOf(setting, toApi(setting, row, false)),
+            before: before[i],
+            after: operation === 'Delete' ? null : toApi(setting, after[i], false),
+          }));
+    const revisions = await this.recordRevisions(manager, guildId, write, author, now, changes);
+    return { data, revisions };
+  }
+
+  /**
+   * One revision per entry changed, numbered on from the guild's last. The caller holds the guild's
+   * settings lock, so numbers are handed out one writer at a time; the primary key (guild,
+   * revision) refuses a duplicate should anything write without the lock.
+   */
+  private async recordRevisions(
+    manager: EntityManager,
+    guildId: string,
+    write: CheckedWrite,
+    author: SettingsAuthor,
+    now: Date,
+    changes: readonly EntryChange[],
+  ): Promise<SettingsRevisionEntity[]> {
+    // As the engine's other tables: rows of JSON values, which TypeORM's entity types cannot say.
+    const repository = manager.getRepository<ObjectLiteral>(SettingsRevisionEntity);
+    const last = (await repository.maximum('revision', { guild_id: guildId })) ?? 0;
+    const revisions = changes.map((change, i) =>
+      Object.assign(new SettingsRevisionEntity(), {
+        guild_id: guildId,
+        revision: last + 1 + i,
+        setting: write.setting.schema.id,
+        key: change.key,
+        operation: write.operation,
+        before: change.before,
+        after: change.after,
+        diff: diffRows(change.before, change.after),
+        user_id: author.userId,
+        session_id: author.sessionId,
+        session_type: author.sessionType,
+        reverts: write.reverts,
+        created_at: now,
+      }),
+    );
+    await repository.insert(revisions);
+    return revisions;
   }
 
   private async memberOf(
@@ -358,6 +625,18 @@ function invalid(details: ErrorDetail[]): AppException {
     summariseDetails(details, 'Invalid fields'),
     details,
   );
+}
+
+/**
+ * Update and Delete may name the version of the entry the client read: a row that has moved on
+ * since is refused, so one admin's change never silently overwrites another's.
+ */
+function requireVersion(setting: RegisteredSetting, row: ObjectLiteral, item: SettingRow): void {
+  const expected = item[VERSION_COLUMN] as number | undefined;
+  if (expected === undefined || !(VERSION_COLUMN in row) || row[VERSION_COLUMN] === expected)
+    return;
+  const message = `${setting.schema.id} entry ${describeKey(setting, item)} has changed since you read it (it is at version ${String(row[VERSION_COLUMN])}, you sent ${String(expected)}); read it again and retry`;
+  throw new AppException(ErrorCode.VersionConflict, message, [{ field: VERSION_COLUMN, message }]);
 }
 
 function alreadyExists(setting: RegisteredSetting, values: SettingRow): AppException {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { createApiToken, databaseOf, loginAs, type TestLogin } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
+import { eventually } from 'test/support/eventually';
 
 const ME = '/sessions/@me';
 
@@ -186,11 +187,7 @@ describe('authentication', () => {
       expect(await lastUsed()).toBeNull();
       await t().http().get(ME).set('Authorization', fresh.token).expect(200);
       // The write does not hold up the request: wait for it.
-      let first: Date | null = null;
-      for (let i = 0; i < 50 && !first; i++) {
-        first = await lastUsed();
-        if (!first) await new Promise((r) => setTimeout(r, 20));
-      }
+      const first = await eventually(lastUsed, (value) => value !== null);
       expect(first).toBeInstanceOf(Date);
       await t().http().get(ME).set('Authorization', fresh.token).expect(200);
       await new Promise((r) => setTimeout(r, 100));

@@ -132,10 +132,78 @@ describe('the typed TypeScript client (clients/typescript)', () => {
       body: { setting: 'guildroles', operation: 'View', fields: { limit: 25 } },
     });
     expect(view.data?.data).toEqual([expect.objectContaining({ role_id: '1100000000000000104' })]);
-    const refused = await user.POST('/guilds/{guild_id}/settings', {
+    const reordered = await user.POST('/guilds/{guild_id}/settings', {
       ...path,
+      body: {
+        setting: 'guildroles',
+        operation: 'Reorder',
+        fields: [{ role_id: '1100000000000000104', index: 2 }],
+      },
+    });
+    expect(reordered.data?.data).toEqual([expect.objectContaining({ index: 2 })]);
+    const deleted = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      body: {
+        setting: 'guildroles',
+        operation: 'Delete',
+        fields: { role_id: '1100000000000000104' },
+      },
+    });
+    expect(deleted.error).toBeUndefined();
+
+    const trail = await user.GET('/guilds/{guild_id}/settings/revisions', {
+      params: { path: { guild_id }, query: { setting: 'guildroles', limit: 2 } },
+    });
+    expect(trail.data?.revisions.map((r) => r.operation)).toEqual(['Delete', 'Reorder']);
+    expect(trail.data?.next_cursor).toEqual(expect.any(String));
+    const deletion = trail.data?.revisions[0].revision ?? 0;
+    const reverted = await user.POST('/guilds/{guild_id}/settings/revisions/{revision}/revert', {
+      params: { path: { guild_id, revision: deletion } },
+    });
+    expect(reverted.data?.revisions.map((r) => [r.operation, r.reverts])).toEqual([
+      ['Create', deletion],
+    ]);
+    const restored = await user.POST('/guilds/{guild_id}/settings/revisions/{revision}/restore', {
+      params: { path: { guild_id, revision: reverted.data?.revisions[0].revision ?? 0 } },
+    });
+    expect(restored.data).toEqual({ revisions: [] });
+    const exported = await user.GET('/guilds/{guild_id}/settings/export', path);
+    if (!exported.data) throw new Error(`export failed: ${exported.error?.message}`);
+    expect(exported.data.settings.guildroles).toContainEqual({
+      role_id: '1100000000000000104',
+      perms: ['guildroles.view'],
+      index: 2,
+    });
+    const imported = await user.POST('/guilds/{guild_id}/settings/import', {
+      ...path,
+      body: { document: exported.data, dry_run: true },
+    });
+    expect(imported.data?.settings.guildroles.unchanged).toContainEqual({
+      role_id: '1100000000000000104',
+    });
+
+    // The body is typed per setting and operation: what the server refuses does not compile.
+    const unknownSetting = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      // @ts-expect-error: the document names every setting; this is not one of them.
       body: { setting: 'no_such_setting', operation: 'View', fields: {} },
     });
-    expect(refused.error?.code).toBe('NotFound');
+    expect(unknownSetting.error?.code).toBe('NotFound');
+    const unknownField = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      body: {
+        setting: 'guildroles',
+        operation: 'Create',
+        // @ts-expect-error: guildroles has no `colour` column.
+        fields: { role_id: '1100000000000000104', perms: [], index: 1, colour: 'red' },
+      },
+    });
+    expect(unknownField.error?.code).toBe('BadRequest');
+    const notOffered = await user.POST('/guilds/{guild_id}/settings', {
+      ...path,
+      // @ts-expect-error: settings_history offers View only.
+      body: { setting: 'settings_history', operation: 'Delete', fields: {} },
+    });
+    expect(notOffered.error?.code).toBe('BadRequest');
   });
 });

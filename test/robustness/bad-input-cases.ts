@@ -11,6 +11,8 @@ export interface FieldSpec {
   invalid?: Json[];
   /** null is a valid value (it is not tried as a wrong type). */
   nullable?: boolean;
+  /** The field may be left out (the route then applies its default). */
+  optional?: boolean;
   /** The codes a bad value may be refused with; `BadRequest` unless given. */
   codes?: string[];
 }
@@ -28,7 +30,10 @@ export interface Endpoint {
   /** The OpenAPI path, `{param}` included. */
   path: string;
   caller: Caller;
+  /** The route's parameter under test (the first in the path that `fixed` does not fill). */
   param?: { valid: string; invalid: string[] };
+  /** Values of the route's other path parameters. */
+  fixed?: Record<string, string>;
   query?: Record<string, QuerySpec>;
   body?: Record<string, FieldSpec>;
 }
@@ -152,7 +157,11 @@ export function buildRequest(
   } = {},
 ): RawRequest {
   const param = parts.param ?? endpoint.param?.valid ?? '';
-  const path = endpoint.path.replace(/\{[a-z_]+\}/, param);
+  const fixed = Object.entries(endpoint.fixed ?? {}).reduce(
+    (path, [name, value]) => path.replace(`{${name}}`, value),
+    endpoint.path,
+  );
+  const path = fixed.replace(/\{[a-z_]+\}/, param);
   const query = parts.query ?? queryString(validQuery(endpoint));
   const headers: Record<string, string> = {};
   let body = parts.body;
@@ -235,7 +244,7 @@ function bodyCases(endpoint: Endpoint): BadInput[] {
     addJson(`= ${describeValue(whole)}`, whole);
   }
   for (const [field, spec] of Object.entries(endpoint.body)) {
-    addJson(`without ${field}`, without(valid, field));
+    if (!spec.optional) addJson(`without ${field}`, without(valid, field));
     const values = [
       ...wrongTypes(spec.valid).filter((value) => !(spec.nullable && value === null)),
       ...(spec.invalid ?? []),

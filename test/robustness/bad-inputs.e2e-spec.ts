@@ -25,6 +25,15 @@ const ROOT = DEMO_IDS.demoUser;
 const GUILD = DEMO_IDS.community;
 const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
 const SESSION_ID = '00000000-0000-4000-8000-000000000000';
+/** An export document with no settings: importing it changes nothing. */
+const EXPORT_DOCUMENT = {
+  format: 'bot-management-service/settings',
+  version: 1,
+  guild_id: GUILD,
+  exported_at: '2026-11-24T00:00:00.000Z',
+  revision: 0,
+  settings: {},
+};
 
 /** Every route of the API with a request it accepts; every bad input is derived from these. */
 const ENDPOINTS: Endpoint[] = [
@@ -99,6 +108,99 @@ const ENDPOINTS: Endpoint[] = [
     path: '/guilds/{guild_id}/settings',
     caller: 'login',
     param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+  },
+  {
+    method: 'GET',
+    path: '/guilds/{guild_id}/settings/export',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+  },
+  {
+    method: 'POST',
+    path: '/guilds/{guild_id}/settings/import',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+    body: {
+      document: {
+        valid: EXPORT_DOCUMENT,
+        invalid: [
+          {},
+          { ...EXPORT_DOCUMENT, format: 'other' },
+          { ...EXPORT_DOCUMENT, version: 2 },
+          { ...EXPORT_DOCUMENT, guild_id: '007' },
+          { ...EXPORT_DOCUMENT, revision: -1 },
+          { ...EXPORT_DOCUMENT, settings: { guildroles: {} } },
+          { ...EXPORT_DOCUMENT, settings: { guildroles: ['x'] } },
+          { ...EXPORT_DOCUMENT, extra: true },
+        ],
+      },
+      // Optional; null, like absence, means the default.
+      dry_run: { valid: true, optional: true, nullable: true },
+      mapping: {
+        valid: { roles: {} },
+        optional: true,
+        nullable: true,
+        invalid: [{ roles: { a: '1' } }, { roles: { '1': 2 } }, { teams: {} }, { roles: [] }],
+      },
+    },
+  },
+  ...(['revert', 'restore'] as const).map((action): Endpoint => ({
+    method: 'POST',
+    path: `/guilds/{guild_id}/settings/revisions/{revision}/${action}`,
+    caller: 'login',
+    fixed: { guild_id: GUILD },
+    param: {
+      valid: '999999',
+      invalid: ['0', '-1', '01', '1.5', '1e3', 'abc', '2147483648', '%zz'],
+    },
+  })),
+  {
+    method: 'GET',
+    path: '/guilds/{guild_id}/settings/revisions',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+    query: {
+      setting: { valid: 'guildroles', invalid: ['', 'x'.repeat(65)] },
+      key: {
+        // Query values are sent as written: URL-encoded here.
+        valid: encodeURIComponent('{"role_id":"1100000000000000104"}'),
+        invalid: [
+          '',
+          'role_id',
+          '[1]',
+          'null',
+          '"x"',
+          `{"a":"${'x'.repeat(1000)}"}`,
+          INJECTIONS[0],
+        ],
+      },
+      author: {
+        valid: ROOT,
+        invalid: ['abc', '-1', '007', '1.5', '1'.repeat(21), encodeURIComponent(INJECTIONS[0])],
+      },
+      session_id: {
+        valid: SESSION_ID,
+        invalid: ['abc', '1', '{}', encodeURIComponent(INJECTIONS[0])],
+      },
+      operation: {
+        valid: 'Update',
+        invalid: ['View', 'update', '', encodeURIComponent(INJECTIONS[0])],
+      },
+      since: {
+        valid: '2026-01-01T00:00:00Z',
+        invalid: [
+          '',
+          'now',
+          '2026-13-01T00:00:00Z',
+          '2026-01-01',
+          '1e10',
+          encodeURIComponent(INJECTIONS[0]),
+        ],
+      },
+      until: { valid: '2027-01-01T00:00:00.000%2B02:00', invalid: ['', '2026-02-29T00:00:00Z'] },
+      cursor: { valid: '1000', invalid: ['', '0', '-1', '01', '1.5', '1e3', '2147483648'] },
+      limit: { valid: '10', invalid: ['', '0', '101', '+1', ' 1', 'NaN'] },
+    },
   },
   {
     method: 'POST',
@@ -449,7 +551,7 @@ async function seedData(t: TestApp, tokens: Partial<Record<Caller, string>>): Pr
   ok(
     await owner.exec('guildmembers', 'Create', {
       user_id: ROOT,
-      perm_overrides: ['auditlog_sinks.view'],
+      perm_overrides: ['auditlog_sinks.view', 'settings_history.view'],
     }),
   );
   // A shard report: the PUT route's base request.

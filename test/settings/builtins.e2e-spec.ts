@@ -76,7 +76,12 @@ describe('built-in settings, every operation, by the guild owner', () => {
     expect(viewed).toContainEqual(created);
 
     const updated = ok(await owner.exec(setting, 'Update', { ...key, ...update })) as Row;
-    expect(updated).toEqual({ ...created, ...update, last_updated_at: expect.any(String) });
+    expect(updated).toEqual({
+      ...created,
+      ...update,
+      version: 2,
+      last_updated_at: expect.any(String),
+    });
 
     const duplicate = await owner.exec(setting, 'Create', { ...create, ...key });
     if (setting !== 'auditlog_sinks') expect(duplicate.status).toBe(400);
@@ -152,7 +157,7 @@ describe('built-in settings, every operation, by the guild owner', () => {
       after: { max_mentions: null },
     });
     const [count] = await databaseOf(t()).query<{ n: number }[]>(
-      'SELECT count(*)::int AS n FROM settings_audit_log WHERE guild_id = $1',
+      'SELECT count(*)::int AS n FROM settings_revisions WHERE guild_id = $1',
       [DEMO_IDS.community],
     );
     expect(count.n).toBeGreaterThanOrEqual(6 * 3 + 3);

@@ -254,7 +254,7 @@ describe('settings: requests that are refused', () => {
 
   it('leaves nothing behind when a request is refused', async () => {
     const [before] = await databaseOf(t()).query<{ n: number }[]>(
-      'SELECT count(*)::int AS n FROM settings_audit_log',
+      'SELECT count(*)::int AS n FROM settings_revisions',
     );
     await owner.exec('commands', 'Create', { command: 'dance' });
     await owner.exec('guildroles', 'Create', {
@@ -263,7 +263,7 @@ describe('settings: requests that are refused', () => {
       index: 3,
     });
     const [after] = await databaseOf(t()).query<{ n: number }[]>(
-      'SELECT count(*)::int AS n FROM settings_audit_log',
+      'SELECT count(*)::int AS n FROM settings_revisions',
     );
     expect(after.n).toBe(before.n);
     const rows = await databaseOf(t()).query('SELECT * FROM command_configs WHERE command = $1', [

@@ -9,7 +9,7 @@ async function settingsRows(t: TestApp): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {};
   for (const table of [
     'auditlog_sinks',
-    'settings_audit_log',
+    'settings_revisions',
     'guild_roles',
     'guild_members',
     'protection',

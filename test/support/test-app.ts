@@ -5,9 +5,10 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from 'src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from 'src/app.setup';
+import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 import { AppConfig, loadConfig, type Environment } from 'src/config/app-config';
 import request, { type Agent } from 'supertest';
-import { checkAnswersOf } from 'test/support/contract';
+import { checkAnswersOf, committedDocument, ContractChecker } from 'test/support/contract';
 import { LogCapture } from 'test/support/log-capture';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 
@@ -112,7 +113,15 @@ async function startApp(
     APP_OPTIONS,
   );
   await configureApp(app);
-  checkAnswersOf(app.getHttpAdapter().getInstance());
+  // Fixture modules may declare settings: their request schemas join the committed document's.
+  let ownContract: ContractChecker | undefined;
+  checkAnswersOf(
+    app.getHttpAdapter().getInstance(),
+    options.imports?.length
+      ? () =>
+          (ownContract ??= new ContractChecker(withSettingRequestBodies(committedDocument(), app)))
+      : undefined,
+  );
   await app.listen(0, '127.0.0.1');
   return app;
 }

@@ -170,6 +170,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/guilds/{guild_id}/settings/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The guild's settings revisions, newest first, filtered and paged (needs settings_history.view) */
+        get: operations["SettingsRevisionsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guilds/{guild_id}/settings/revisions/{revision}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undo one revision: its entry is put back as it was, with the checks of a change made by hand */
+        post: operations["SettingsRevisionsController_revert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guilds/{guild_id}/settings/revisions/{revision}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undo every later revision of this revision's setting: the setting as this revision left it */
+        post: operations["SettingsRevisionsController_restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guilds/{guild_id}/settings/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The guild's configuration as one document: every setting you may view */
+        get: operations["SettingsTransferController_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guilds/{guild_id}/settings/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make the guild's settings equal to an export: a dry run reports the exact changes, an apply commits them all or none */
+        post: operations["SettingsTransferController_import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -261,7 +346,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @enum {string} */
-        ErrorCode: "BadRequest" | "NoAuthToken" | "InvalidToken" | "ApiBanned" | "Restricted" | "NotFound" | "RateLimited" | "InternalAuthError" | "InternalError";
+        ErrorCode: "BadRequest" | "NoAuthToken" | "InvalidToken" | "ApiBanned" | "Restricted" | "NotFound" | "VersionConflict" | "RateLimited" | "InternalAuthError" | "InternalError";
         ErrorDetailDto: {
             /** @description The offending field, as a dotted path into the request (e.g. `fields.name`). */
             field: string;
@@ -652,30 +737,6 @@ export interface components {
         BotStateDto: {
             commands: components["schemas"]["CommandDto"][];
         };
-        ExecuteSettingDto: {
-            /**
-             * @example View
-             * @enum {string}
-             */
-            operation: "View" | "Create" | "Update" | "Delete" | "Reorder";
-            /**
-             * @description The operation's fields, as the setting's `validation_template` describes them: an object, or
-             *     for Reorder an array of `{<primary key>, <index_by>}`.
-             * @example {
-             *       "limit": 25
-             *     }
-             */
-            fields: {
-                [key: string]: unknown;
-            } | {
-                [key: string]: unknown;
-            }[];
-            /**
-             * @description The setting's id.
-             * @example guildroles
-             */
-            setting: string;
-        };
         SettingResultDto: {
             /** @enum {string} */
             type: "Ok";
@@ -696,6 +757,201 @@ export interface components {
             } | {
                 [key: string]: unknown;
             }[];
+        };
+        RevisionDto: {
+            /**
+             * @description The change's number in the guild: it only grows.
+             * @example 42
+             */
+            revision: number;
+            /**
+             * @description The entry's primary key (null on records from before revisions named their entry).
+             * @example {
+             *       "role_id": "1100000000000000104"
+             *     }
+             */
+            key: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            operation: "Create" | "Update" | "Delete" | "Reorder";
+            /** @description The entry before the change (null for Create). */
+            before: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The entry after the change (null for Delete). */
+            after: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description The columns whose value changed, `{column: {before, after}}` (null on records from before
+             *     revisions).
+             * @example {
+             *       "perms": {
+             *         "before": [
+             *           "rpc.view"
+             *         ],
+             *         "after": [
+             *           "rpc.view",
+             *           "rpc.kick"
+             *         ]
+             *       },
+             *       "version": {
+             *         "before": 1,
+             *         "after": 2
+             *       }
+             *     }
+             */
+            diff: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: uuid
+             * @description The login session or API token used (null: an operator, from the CLI).
+             */
+            session_id: string | null;
+            /** @enum {string|null} */
+            session_type: "login" | "api" | null;
+            /** @description The revision this change undid (a rollback), else null. */
+            reverts: number | null;
+            /** @example guildroles */
+            setting: string;
+            /**
+             * @description Who made the change.
+             * @example 1100000000000000011
+             */
+            user_id: string;
+            /** @description ISO 8601. */
+            created_at: string;
+        };
+        RevisionPageDto: {
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last page.
+             * @example 42
+             */
+            next_cursor: string | null;
+            revisions: components["schemas"]["RevisionDto"][];
+        };
+        RollbackResultDto: {
+            revisions: components["schemas"]["RevisionDto"][];
+        };
+        SettingsExportDto: {
+            /** @enum {string} */
+            format: "bot-management-service/settings";
+            /**
+             * @description The document's format version.
+             * @enum {number}
+             */
+            version: 1;
+            /**
+             * @description The guild it was exported from.
+             * @example 1100000000000000100
+             */
+            guild_id: string;
+            /**
+             * @description The source guild's last revision when it was exported (0: none).
+             * @example 42
+             */
+            revision: number;
+            /**
+             * @description Each setting's entries: its key and the values a client sets (no audit columns, no version).
+             * @example {
+             *       "guildroles": [
+             *         {
+             *           "role_id": "1100000000000000104",
+             *           "perms": [
+             *             "rpc.view"
+             *           ],
+             *           "index": 5
+             *         }
+             *       ]
+             *     }
+             */
+            settings: {
+                [key: string]: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description When (ISO 8601). */
+            exported_at: string;
+        };
+        IdMappingDto: {
+            /**
+             * @example {
+             *       "1100000000000000104": "1200000000000000104"
+             *     }
+             */
+            roles?: {
+                [key: string]: string;
+            };
+            channels?: {
+                [key: string]: string;
+            };
+            users?: {
+                [key: string]: string;
+            };
+        };
+        ImportSettingsDto: {
+            /**
+             * @description Only report what the import would do (the default); `false` applies it.
+             * @default true
+             */
+            dry_run: boolean;
+            document: components["schemas"]["SettingsExportDto"];
+            mapping?: components["schemas"]["IdMappingDto"];
+        };
+        ImportedUpdateDto: {
+            key: {
+                [key: string]: unknown;
+            };
+            /** @description `{column: {before, after}}`. */
+            changes: {
+                [key: string]: unknown;
+            };
+        };
+        ImportRefusalDto: {
+            key: {
+                [key: string]: unknown;
+            };
+            /** @enum {string|null} */
+            operation: "Create" | "Update" | "Delete" | null;
+            /**
+             * @example [
+             *       "You need the permission guildroles.create in this guild"
+             *     ]
+             */
+            reasons: string[];
+        };
+        SettingImportDto: {
+            /** @description The entries created. */
+            created: {
+                [key: string]: unknown;
+            }[];
+            /** @description The keys of the entries deleted (present here, absent from the document). */
+            deleted: {
+                [key: string]: unknown;
+            }[];
+            /** @description The keys of the entries already as the document has them. */
+            unchanged: {
+                [key: string]: unknown;
+            }[];
+            updated: components["schemas"]["ImportedUpdateDto"][];
+            refused: components["schemas"]["ImportRefusalDto"][];
+        };
+        UnknownReferencesDto: {
+            roles: string[];
+            channels: string[];
+        };
+        ImportReportDto: {
+            settings: {
+                [key: string]: components["schemas"]["SettingImportDto"];
+            };
+            dry_run: boolean;
+            /** @description Whether the changes were committed (never on a dry run, nor when anything is refused). */
+            applied: boolean;
+            unknown_references: components["schemas"]["UnknownReferencesDto"];
+            /** @description The revisions the import recorded (none on a dry run). */
+            revisions: components["schemas"]["RevisionDto"][];
         };
         LivenessDto: {
             /** @enum {string} */
@@ -822,6 +1078,462 @@ export interface components {
             expiry: number;
             /** @description Limits the token to some guilds and some permission strings; without it, it has no limit. */
             scope?: components["schemas"]["TokenScopeDto"];
+        };
+        /** @description Audit log channels: View */
+        AuditlogSinksViewRequest: {
+            /** @enum {string} */
+            setting: "auditlog_sinks";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                /** Format: uuid */
+                id?: string;
+                channel?: string;
+                enabled?: boolean;
+                /** Format: date-time */
+                created_at?: string;
+                created_by?: string;
+                /** Format: date-time */
+                last_updated_at?: string;
+                last_updated_by?: string;
+                version?: number;
+                limit?: number;
+                offset?: number;
+            };
+        };
+        /** @description Audit log channels: Create */
+        AuditlogSinksCreateRequest: {
+            /** @enum {string} */
+            setting: "auditlog_sinks";
+            /** @enum {string} */
+            operation: "Create";
+            fields: {
+                /** Format: uuid */
+                id?: string;
+                channel: string;
+                events: ("member_ban" | "member_unban" | "member_kick" | "member_timeout" | "member_warn" | "message_purge" | "lockdown" | "settings_change")[];
+                enabled: boolean;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Audit log channels: Update */
+        AuditlogSinksUpdateRequest: {
+            /** @enum {string} */
+            setting: "auditlog_sinks";
+            /** @enum {string} */
+            operation: "Update";
+            fields: {
+                /** Format: uuid */
+                id: string;
+                channel?: string;
+                events?: ("member_ban" | "member_unban" | "member_kick" | "member_timeout" | "member_warn" | "message_purge" | "lockdown" | "settings_change")[];
+                enabled?: boolean;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Audit log channels: Delete */
+        AuditlogSinksDeleteRequest: {
+            /** @enum {string} */
+            setting: "auditlog_sinks";
+            /** @enum {string} */
+            operation: "Delete";
+            fields: {
+                /** Format: uuid */
+                id: string;
+                version?: number;
+            };
+        };
+        /** @description Commands: View */
+        CommandsViewRequest: {
+            /** @enum {string} */
+            setting: "commands";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                /** @enum {string} */
+                command?: "ban" | "unban" | "kick" | "timeout" | "warn" | "purge" | "lockdown" | "settings" | "stats" | "help" | "whois" | "serverinfo" | "remindme" | "Whois" | "Report message";
+                enabled?: boolean;
+                /** Format: date-time */
+                created_at?: string;
+                created_by?: string;
+                /** Format: date-time */
+                last_updated_at?: string;
+                last_updated_by?: string;
+                version?: number;
+                limit?: number;
+                offset?: number;
+            };
+        };
+        /** @description Commands: Create */
+        CommandsCreateRequest: {
+            /** @enum {string} */
+            setting: "commands";
+            /** @enum {string} */
+            operation: "Create";
+            fields: {
+                /** @enum {string} */
+                command: "ban" | "unban" | "kick" | "timeout" | "warn" | "purge" | "lockdown" | "settings" | "stats" | "help" | "whois" | "serverinfo" | "remindme" | "Whois" | "Report message";
+                enabled: boolean;
+                allowed_roles: string[];
+                disabled_channels: string[];
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Commands: Update */
+        CommandsUpdateRequest: {
+            /** @enum {string} */
+            setting: "commands";
+            /** @enum {string} */
+            operation: "Update";
+            fields: {
+                /** @enum {string} */
+                command: "ban" | "unban" | "kick" | "timeout" | "warn" | "purge" | "lockdown" | "settings" | "stats" | "help" | "whois" | "serverinfo" | "remindme" | "Whois" | "Report message";
+                enabled?: boolean;
+                allowed_roles?: string[];
+                disabled_channels?: string[];
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Commands: Delete */
+        CommandsDeleteRequest: {
+            /** @enum {string} */
+            setting: "commands";
+            /** @enum {string} */
+            operation: "Delete";
+            fields: {
+                /** @enum {string} */
+                command: "ban" | "unban" | "kick" | "timeout" | "warn" | "purge" | "lockdown" | "settings" | "stats" | "help" | "whois" | "serverinfo" | "remindme" | "Whois" | "Report message";
+                version?: number;
+            };
+        };
+        /** @description Member permissions: View */
+        GuildmembersViewRequest: {
+            /** @enum {string} */
+            setting: "guildmembers";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                user_id?: string;
+                /** Format: date-time */
+                created_at?: string;
+                created_by?: string;
+                /** Format: date-time */
+                last_updated_at?: string;
+                last_updated_by?: string;
+                version?: number;
+                limit?: number;
+                offset?: number;
+            };
+        };
+        /** @description Member permissions: Create */
+        GuildmembersCreateRequest: {
+            /** @enum {string} */
+            setting: "guildmembers";
+            /** @enum {string} */
+            operation: "Create";
+            fields: {
+                user_id: string;
+                perm_overrides: string[];
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Member permissions: Update */
+        GuildmembersUpdateRequest: {
+            /** @enum {string} */
+            setting: "guildmembers";
+            /** @enum {string} */
+            operation: "Update";
+            fields: {
+                user_id: string;
+                perm_overrides?: string[];
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Member permissions: Delete */
+        GuildmembersDeleteRequest: {
+            /** @enum {string} */
+            setting: "guildmembers";
+            /** @enum {string} */
+            operation: "Delete";
+            fields: {
+                user_id: string;
+                version?: number;
+            };
+        };
+        /** @description Role permissions: View */
+        GuildrolesViewRequest: {
+            /** @enum {string} */
+            setting: "guildroles";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                role_id?: string;
+                index?: number;
+                /** Format: date-time */
+                created_at?: string;
+                created_by?: string;
+                /** Format: date-time */
+                last_updated_at?: string;
+                last_updated_by?: string;
+                version?: number;
+                limit?: number;
+                offset?: number;
+            };
+        };
+        /** @description Role permissions: Create */
+        GuildrolesCreateRequest: {
+            /** @enum {string} */
+            setting: "guildroles";
+            /** @enum {string} */
+            operation: "Create";
+            fields: {
+                role_id: string;
+                perms: string[];
+                index: number;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Role permissions: Update */
+        GuildrolesUpdateRequest: {
+            /** @enum {string} */
+            setting: "guildroles";
+            /** @enum {string} */
+            operation: "Update";
+            fields: {
+                role_id: string;
+                perms?: string[];
+                index?: number;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Role permissions: Delete */
+        GuildrolesDeleteRequest: {
+            /** @enum {string} */
+            setting: "guildroles";
+            /** @enum {string} */
+            operation: "Delete";
+            fields: {
+                role_id: string;
+                version?: number;
+            };
+        };
+        /** @description Role permissions: Reorder */
+        GuildrolesReorderRequest: {
+            /** @enum {string} */
+            setting: "guildroles";
+            /** @enum {string} */
+            operation: "Reorder";
+            fields: {
+                role_id: string;
+                index: number;
+                version?: number;
+            }[];
+        };
+        /** @description Lockdown: View */
+        LockdownSettingsViewRequest: {
+            /** @enum {string} */
+            setting: "lockdown_settings";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                /** @enum {string} */
+                id?: "default";
+                require_correct_layout?: boolean;
+                /** Format: date-time */
+                created_at?: string;
+                created_by?: string;
+                /** Format: date-time */
+                last_updated_at?: string;
+                last_updated_by?: string;
+                version?: number;
+                limit?: number;
+                offset?: number;
+            };
+        };
+        /** @description Lockdown: Create */
+        LockdownSettingsCreateRequest: {
+            /** @enum {string} */
+            setting: "lockdown_settings";
+            /** @enum {string} */
+            operation: "Create";
+            fields: {
+                /** @enum {string} */
+                id: "default";
+                member_roles: string[];
+                require_correct_layout: boolean;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Lockdown: Update */
+        LockdownSettingsUpdateRequest: {
+            /** @enum {string} */
+            setting: "lockdown_settings";
+            /** @enum {string} */
+            operation: "Update";
+            fields: {
+                /** @enum {string} */
+                id: "default";
+                member_roles?: string[];
+                require_correct_layout?: boolean;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Lockdown: Delete */
+        LockdownSettingsDeleteRequest: {
+            /** @enum {string} */
+            setting: "lockdown_settings";
+            /** @enum {string} */
+            operation: "Delete";
+            fields: {
+                /** @enum {string} */
+                id: "default";
+                version?: number;
+            };
+        };
+        /** @description Protection: View */
+        ProtectionViewRequest: {
+            /** @enum {string} */
+            setting: "protection";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                /** @enum {string} */
+                id?: "default";
+                minimum_account_age?: string | null;
+                max_mentions?: number | null;
+                /** @enum {integer} */
+                hoist_detection?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @enum {integer} */
+                fake_bot_detection?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** Format: date-time */
+                created_at?: string;
+                created_by?: string;
+                /** Format: date-time */
+                last_updated_at?: string;
+                last_updated_by?: string;
+                version?: number;
+                limit?: number;
+                offset?: number;
+            };
+        };
+        /** @description Protection: Create */
+        ProtectionCreateRequest: {
+            /** @enum {string} */
+            setting: "protection";
+            /** @enum {string} */
+            operation: "Create";
+            fields: {
+                /** @enum {string} */
+                id: "default";
+                minimum_account_age?: string | null;
+                max_mentions?: number | null;
+                /** @enum {integer} */
+                hoist_detection: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @enum {integer} */
+                fake_bot_detection: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Protection: Update */
+        ProtectionUpdateRequest: {
+            /** @enum {string} */
+            setting: "protection";
+            /** @enum {string} */
+            operation: "Update";
+            fields: {
+                /** @enum {string} */
+                id: "default";
+                minimum_account_age?: string | null;
+                max_mentions?: number | null;
+                /** @enum {integer} */
+                hoist_detection?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                /** @enum {integer} */
+                fake_bot_detection?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+                created_at?: unknown;
+                created_by?: unknown;
+                last_updated_at?: unknown;
+                last_updated_by?: unknown;
+                version?: number;
+            };
+        };
+        /** @description Protection: Delete */
+        ProtectionDeleteRequest: {
+            /** @enum {string} */
+            setting: "protection";
+            /** @enum {string} */
+            operation: "Delete";
+            fields: {
+                /** @enum {string} */
+                id: "default";
+                version?: number;
+            };
+        };
+        /** @description Settings history: View */
+        SettingsHistoryViewRequest: {
+            /** @enum {string} */
+            setting: "settings_history";
+            /** @enum {string} */
+            operation: "View";
+            fields: {
+                revision?: number;
+                setting?: string;
+                /** @enum {string} */
+                operation?: "Create" | "Update" | "Delete" | "Reorder";
+                user_id?: string;
+                /** Format: uuid */
+                session_id?: string | null;
+                /** @enum {string|null} */
+                session_type?: "login" | "api" | null;
+                reverts?: number | null;
+                /** Format: date-time */
+                created_at?: string;
+                limit?: number;
+                offset?: number;
+            };
         };
     };
     responses: never;
@@ -1439,7 +2151,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ExecuteSettingDto"];
+                /**
+                 * @example {
+                 *       "setting": "guildroles",
+                 *       "operation": "View",
+                 *       "fields": {
+                 *         "limit": 25
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["AuditlogSinksViewRequest"] | components["schemas"]["AuditlogSinksCreateRequest"] | components["schemas"]["AuditlogSinksUpdateRequest"] | components["schemas"]["AuditlogSinksDeleteRequest"] | components["schemas"]["CommandsViewRequest"] | components["schemas"]["CommandsCreateRequest"] | components["schemas"]["CommandsUpdateRequest"] | components["schemas"]["CommandsDeleteRequest"] | components["schemas"]["GuildmembersViewRequest"] | components["schemas"]["GuildmembersCreateRequest"] | components["schemas"]["GuildmembersUpdateRequest"] | components["schemas"]["GuildmembersDeleteRequest"] | components["schemas"]["GuildrolesViewRequest"] | components["schemas"]["GuildrolesCreateRequest"] | components["schemas"]["GuildrolesUpdateRequest"] | components["schemas"]["GuildrolesDeleteRequest"] | components["schemas"]["GuildrolesReorderRequest"] | components["schemas"]["LockdownSettingsViewRequest"] | components["schemas"]["LockdownSettingsCreateRequest"] | components["schemas"]["LockdownSettingsUpdateRequest"] | components["schemas"]["LockdownSettingsDeleteRequest"] | components["schemas"]["ProtectionViewRequest"] | components["schemas"]["ProtectionCreateRequest"] | components["schemas"]["ProtectionUpdateRequest"] | components["schemas"]["ProtectionDeleteRequest"] | components["schemas"]["SettingsHistoryViewRequest"];
             };
         };
         responses: {
@@ -1450,6 +2171,458 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SettingResultDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: VersionConflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SettingsRevisionsController_list: {
+        parameters: {
+            query?: {
+                /** @description Only this entry's revisions: its primary key as a JSON object (needs `setting`). */
+                key?: string;
+                /** @description Only changes made by this user. */
+                author?: string;
+                operation?: "Create" | "Update" | "Delete" | "Reorder";
+                /** @description Changes made at or after this instant (ISO 8601). */
+                since?: string;
+                /** @description Changes made before this instant (ISO 8601). */
+                until?: string;
+                /** @description The previous page's `next_cursor`: continues with older revisions. */
+                cursor?: string;
+                limit?: number;
+                /** @description Only this setting's revisions. */
+                setting?: string;
+                /** @description Only changes made with this login session or API token. */
+                session_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The guild's settings revisions, newest first, filtered and paged (needs settings_history.view) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionPageDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SettingsRevisionsController_revert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+                /** @description A revision's number in this guild */
+                revision: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Undo one revision: its entry is put back as it was, with the checks of a change made by hand */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RollbackResultDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: VersionConflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SettingsRevisionsController_restore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+                /** @description A revision's number in this guild */
+                revision: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Undo every later revision of this revision's setting: the setting as this revision left it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RollbackResultDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: VersionConflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SettingsTransferController_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The guild's configuration as one document: every setting you may view */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsExportDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SettingsTransferController_import: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportSettingsDto"];
+            };
+        };
+        responses: {
+            /** @description Make the guild's settings equal to an export: a dry run reports the exact changes, an apply commits them all or none */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportReportDto"];
                 };
             };
             /** @description Error: BadRequest */

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { Metrics } from 'src/common/metrics/metrics';
 import { LRUCache } from 'lru-cache';
 import { SingleFlight } from 'src/common/async/single-flight';
 import { entryBound } from 'src/common/cache/lru-bounds';
@@ -78,11 +79,16 @@ export class SharedCache {
   /** Loads under way when there is no local copy: concurrent requests still share one load. */
   private readonly inFlight = new SingleFlight<unknown>();
 
+  private readonly namespace: string;
+
   constructor(
     private readonly redis: RedisConnection,
     redisKeyPrefix: string,
     settings: SharedCacheSettings,
+    /** Where lookups are counted, hits and misses, by namespace. */
+    private readonly metrics?: Metrics,
   ) {
+    this.namespace = settings.namespace;
     this.logger = new Logger(`SharedCache:${settings.namespace}`);
     this.redisPrefix = `${redisKeyPrefix}${settings.namespace}:`;
     this.defaultTtlMs = settings.defaultTtlMs;
@@ -122,14 +128,31 @@ export class SharedCache {
     if (options.refresh !== true && (this.localCopyWhenShared || !this.redis.client)) {
       // The common case, without fetch()'s promises and options: a fresh entry in memory.
       const hit = this.memory.get(key);
-      if (hit) return hit.value as T;
+      if (hit) {
+        this.metrics?.cacheLookup(this.namespace, true);
+        return hit.value as T;
+      }
     }
     const { ttlMs = this.defaultTtlMs } = options;
     const ttl = (typeof ttlMs === 'number' ? () => ttlMs : ttlMs) as (value: unknown) => number;
-    if (this.redis.client && !this.localCopyWhenShared) {
-      return this.loadShared(key, { loader, ttl, refresh: options.refresh === true }) as Promise<T>;
+    // A miss is a lookup that ran its loader; one served by a load under way, or by Redis, is a hit.
+    let loaded = false;
+    const context = {
+      loader: () => {
+        loaded = true;
+        return loader();
+      },
+      ttl,
+      refresh: options.refresh === true,
+    };
+    try {
+      if (this.redis.client && !this.localCopyWhenShared) {
+        return (await this.loadShared(key, context)) as T;
+      }
+      return (await this.fetchLocal(key, context)) as T;
+    } finally {
+      this.metrics?.cacheLookup(this.namespace, !loaded);
     }
-    return (await this.fetchLocal(key, { loader, ttl, refresh: options.refresh === true })) as T;
   }
 
   /**

@@ -1,6 +1,9 @@
 import { HttpStatus } from '@nestjs/common';
 
-/** The API's error codes: the spec's table plus `RateLimited`. They are part of the public contract. */
+/**
+ * The API's error codes: the spec's table plus `RateLimited` and `VersionConflict`. They are part of
+ * the public contract.
+ */
 export enum ErrorCode {
   BadRequest = 'BadRequest',
   NoAuthToken = 'NoAuthToken',
@@ -8,6 +11,8 @@ export enum ErrorCode {
   ApiBanned = 'ApiBanned',
   Restricted = 'Restricted',
   NotFound = 'NotFound',
+  /** An Update or Delete named a row version that is no longer current (someone changed the row). */
+  VersionConflict = 'VersionConflict',
   RateLimited = 'RateLimited',
   InternalAuthError = 'InternalAuthError',
   InternalError = 'InternalError',
@@ -24,6 +29,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, HttpStatus>> = {
   [ErrorCode.ApiBanned]: HttpStatus.FORBIDDEN,
   [ErrorCode.Restricted]: HttpStatus.FORBIDDEN,
   [ErrorCode.NotFound]: HttpStatus.NOT_FOUND,
+  [ErrorCode.VersionConflict]: HttpStatus.CONFLICT,
   [ErrorCode.RateLimited]: HttpStatus.TOO_MANY_REQUESTS,
   [ErrorCode.InternalAuthError]: HttpStatus.INTERNAL_SERVER_ERROR,
   [ErrorCode.InternalError]: HttpStatus.INTERNAL_SERVER_ERROR,

@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import {
+  identifiesRow,
   isStored,
   type ColumnSchema,
   type ExecutableOperation,
@@ -70,8 +71,8 @@ export class FieldsValidator {
       Object.entries(fields as Record<string, unknown>).filter(([id]) => {
         const column = this.columns.get(id);
         if (column === undefined || !isStored(column)) return false;
-        // On Update a primary key names the row even where it cannot be changed.
-        if (column.primary_key && operation === 'Update') return true;
+        // On Update the key names the row, and the version is checked, though neither changes.
+        if (identifiesRow(column) && operation === 'Update') return true;
         return !column.readonly.includes(operation);
       }),
     );

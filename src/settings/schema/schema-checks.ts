@@ -10,11 +10,13 @@ import {
 
 const ID = /^[a-z][a-z0-9_]{0,63}$/;
 /**
- * Column ids the engine uses itself: `guild_id` scopes every row to its guild, `limit` and
- * `offset` page View, and `constructor` is a property of every JavaScript object.
+ * Column ids the engine uses itself: `guild_id` scopes every row to its guild, `version` is the
+ * row version it adds, `limit` and `offset` page View, and `constructor` is a property of every
+ * JavaScript object.
  */
 export const RESERVED_COLUMN_IDS: readonly string[] = [
   'guild_id',
+  'version',
   'limit',
   'offset',
   'constructor',

@@ -102,6 +102,37 @@ export const DEFAULT_MAX_STRING_LENGTH = 4000;
 /** BitFlag columns validate as the set of their combinations, so they stay small. */
 export const MAX_BITFLAG_VALUES = 8;
 
+/** The row version column the engine adds to every setting whose entity keeps one. */
+export const VERSION_COLUMN = 'version';
+
+/**
+ * The row version as a column: it grows with every change to the row, and no client sets it (it is
+ * read-only). Update and Delete accept the version the client read as a precondition, and refuse
+ * the change (409 `VersionConflict`) if the row has moved on since.
+ */
+export function versionColumn(): ColumnSchema {
+  return {
+    id: VERSION_COLUMN,
+    name: 'Version',
+    description:
+      'Grows with every change to the entry; send the version you read with Update or Delete to refuse the change if someone changed the entry since',
+    placeholder: null,
+    nullable: false,
+    primary_key: false,
+    hidden: ['Create'],
+    readonly: ['Create', 'Update'],
+    column_type: { type: 'Scalar', inner: { type: 'Integer', min: 1 } },
+  };
+}
+
+/**
+ * A value Update names the row by or checks it against, so validated and kept though it cannot be
+ * changed: the primary key, and the row version.
+ */
+export function identifiesRow(column: ColumnSchema): boolean {
+  return column.primary_key || column.id === VERSION_COLUMN;
+}
+
 export function isStored(column: ColumnSchema): boolean {
   return column.column_type.type !== 'Widget';
 }

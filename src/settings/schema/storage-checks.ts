@@ -18,6 +18,8 @@ export interface StoredColumn {
   nullable: boolean;
   /** The database fills it when a row is written without it (a default, or generated). */
   hasDefault: boolean;
+  /** TypeORM's row version (`@VersionColumn`), raised on every save. */
+  isVersion: boolean;
 }
 
 /** The widest range of a number column: what JavaScript numbers hold exactly. */

@@ -9,6 +9,8 @@ import {
   type InnerColumnType,
   type SettingSchema,
   type StringKind,
+  identifiesRow,
+  VERSION_COLUMN,
 } from 'src/settings/schema/setting-schema';
 
 /** A JSON Schema (2020-12) document; kept loose, it is data for ajv and for clients. */
@@ -66,7 +68,8 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
       properties.offset = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
       break;
     case 'Delete':
-      for (const column of stored.filter((c) => c.primary_key))
+      // The key, and the row version the client read (optional: without it, no version check).
+      for (const column of stored.filter(identifiesRow))
         properties[column.id] = valueSchema(column);
       required.push(...primaryKey);
       break;
@@ -74,8 +77,9 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
       for (const column of stored) {
         const writable = !column.readonly.includes(operation as 'Create' | 'Update');
         // Read-only values may be sent (clients echo whole rows); the server ignores them. A key
-        // always has its own type: on Update it names the row, on Create an echoed one is a row's.
-        properties[column.id] = writable || column.primary_key ? valueSchema(column) : {};
+        // (and the version) always has its own type: on Update it names (checks) the row, on Create
+        // an echoed one is a row's.
+        properties[column.id] = writable || identifiesRow(column) ? valueSchema(column) : {};
         const needed = operation === 'Create' ? writable && !column.nullable : column.primary_key;
         if (needed) required.push(column.id);
       }
@@ -89,7 +93,10 @@ function isFilterable(column: ColumnSchema): boolean {
 }
 
 function reorderSchema(schema: SettingSchema, indexBy: string): JsonSchema {
-  const columns = schema.columns.filter((column) => column.primary_key || column.id === indexBy);
+  // Each item: its key and new index, and optionally the version the client read.
+  const columns = schema.columns.filter(
+    (column) => isStored(column) && (identifiesRow(column) || column.id === indexBy),
+  );
   return {
     type: 'array',
     minItems: 1,
@@ -97,7 +104,7 @@ function reorderSchema(schema: SettingSchema, indexBy: string): JsonSchema {
     items: {
       type: 'object',
       properties: Object.fromEntries(columns.map((column) => [column.id, valueSchema(column)])),
-      required: columns.map((column) => column.id),
+      required: columns.filter((column) => column.id !== VERSION_COLUMN).map((column) => column.id),
       additionalProperties: false,
     },
   };

@@ -1,0 +1,149 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { BenchPlatform } from './bench-platform';
+import {
+  ROOT,
+  startServiceProcess,
+  stopServiceProcess,
+  type ServiceProcess,
+} from './service-process';
+
+/**
+ * `npm run bench:metrics`: what collecting metrics costs on the hot path. Two copies of the built
+ * service (embedded default, live mode against the bench's platform) run side by side, one with
+ * METRICS_PORT set and one without, and each scenario is measured on both in alternating rounds
+ * (each first in every other round, so drift of the machine hits both alike), with a scrape of /metrics every second on the one
+ * that collects. Reports the median req/s of each and their ratio. Writes bench/metrics-results.md.
+ */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
+const CONNECTIONS = 50;
+const TOKEN = 'bench-metrics-token-'.repeat(2);
+
+interface Scenario {
+  name: string;
+  path: string;
+  headers: Record<string, string>;
+}
+
+async function main(): Promise<void> {
+  const platform = await BenchPlatform.start();
+  const metricsPort = 9400 + Math.floor(Math.random() * 400);
+  const services: ServiceProcess[] = [];
+  try {
+    const off = await startServiceProcess({
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-metrics-off-')),
+      ...platform.serviceEnv(),
+    });
+    services.push(off);
+    const on = await startServiceProcess({
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-metrics-on-')),
+      METRICS_PORT: String(metricsPort),
+      METRICS_TOKEN: TOKEN,
+      ...platform.serviceEnv(),
+    });
+    services.push(on);
+    const scenarios = async (baseUrl: string): Promise<Scenario[]> => [
+      { name: 'GET /config', path: '/config', headers: {} },
+      {
+        name: 'GET /sessions/@me',
+        path: '/sessions/@me',
+        headers: { Authorization: `Bearer ${await platform.loginToken(baseUrl)}` },
+      },
+    ];
+    const offScenarios = await scenarios(off.baseUrl);
+    const onScenarios = await scenarios(on.baseUrl);
+    const rows: string[] = [];
+    for (const [i, scenario] of offScenarios.entries()) {
+      const offRuns: number[] = [];
+      const onRuns: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        // Which goes first alternates, so neither gains from its place in the round.
+        const measureOff = async (): Promise<void> => {
+          offRuns.push(await measure(off.baseUrl, scenario));
+        };
+        const measureOn = async (): Promise<void> => {
+          onRuns.push(await measureWhileScraped(on.baseUrl, onScenarios[i], metricsPort));
+        };
+        for (const run of round % 2 === 0 ? [measureOff, measureOn] : [measureOn, measureOff]) {
+          await run();
+        }
+      }
+      const offRps = median(offRuns);
+      const onRps = median(onRuns);
+      const ratio = onRps / offRps;
+      console.log(
+        `${scenario.name}: metrics off ${Math.round(offRps)} req/s, on ${Math.round(onRps)} req/s (${ratio.toFixed(3)})`,
+      );
+      rows.push(
+        `| ${scenario.name} | ${Math.round(offRps)} | ${Math.round(onRps)} | ${ratio.toFixed(3)} | ${runs(offRuns)} | ${runs(onRuns)} |`,
+      );
+    }
+    const markdown = [
+      '# Metrics: cost on the hot path',
+      '',
+      `\`npm run bench:metrics\`, ${new Date().toISOString()}: the built service twice (embedded default, live mode), METRICS_PORT unset and set (scraped every second), ${ROUNDS} alternating rounds of ${DURATION_S} s at ${CONNECTIONS} connections; medians.`,
+      '',
+      '| scenario | metrics off req/s | metrics on req/s | on ÷ off | rounds off | rounds on |',
+      '|---|---|---|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n');
+    writeFileSync(join(ROOT, 'bench', 'metrics-results.md'), markdown);
+    console.log(`\n${markdown}`);
+  } finally {
+    for (const service of services) await stopServiceProcess(service.process);
+    await platform.close();
+  }
+}
+
+async function measure(baseUrl: string, scenario: Scenario): Promise<number> {
+  const result = await autocannon({
+    url: baseUrl + scenario.path,
+    headers: scenario.headers,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  }
+  return result.requests.average;
+}
+
+/** Measures while a scraper reads /metrics every second, as Prometheus would. */
+async function measureWhileScraped(
+  baseUrl: string,
+  scenario: Scenario,
+  metricsPort: number,
+): Promise<number> {
+  const scrape = async (): Promise<void> => {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
+    if (!res.ok) throw new Error(`scrape: ${res.status}`);
+    await res.text();
+  };
+  await scrape();
+  const timer = setInterval(() => void scrape().catch(() => undefined), 1000);
+  try {
+    return await measure(baseUrl, scenario);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function runs(values: number[]): string {
+  return values.map((v) => Math.round(v)).join(', ');
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,119 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** How a call to the chat platform ended, as the platform metrics count it. */
+export type PlatformOutcome =
+  | 'ok'
+  | 'client_error'
+  | 'rate_limited'
+  | 'server_error'
+  | 'timeout'
+  | 'network_error'
+  | 'refused_by_budget';
+
+/** Request durations, in seconds: from a cached read (~1 ms) to the request timeout. */
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Platform calls take longer: a network round trip at least. */
+const PLATFORM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The service's Prometheus metrics (prom-client), in one registry of its own. Every label takes a
+ * bounded set of values: route templates (never a path with ids), methods, status codes, named
+ * outcomes, cache names. `enabled` is false when METRICS_PORT is unset: nothing is recorded (each
+ * recording method returns at once) and nothing is served.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly platformDuration: Histogram<'route' | 'outcome'>;
+  private readonly cacheLookups: Counter<'cache' | 'result'>;
+  /** One per route, method and status seen: bounded as the labels are. */
+  private readonly httpChildren = new Map<string, Histogram.Internal<string>>();
+  private readonly cacheChildren = new Map<string, Counter.Internal>();
+
+  constructor(readonly enabled: boolean) {
+    const registers = [this.registry];
+    this.httpDuration = new Histogram({
+      name: 'bms_http_request_duration_seconds',
+      help: 'HTTP requests by route template, method and status: count and duration',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.platformDuration = new Histogram({
+      name: 'bms_platform_request_duration_seconds',
+      help: 'Calls to the chat platform by route template and outcome (429s, budget refusals included): count and duration',
+      labelNames: ['route', 'outcome'],
+      buckets: PLATFORM_BUCKETS,
+      registers,
+    });
+    this.cacheLookups = new Counter({
+      name: 'bms_cache_lookups_total',
+      help: 'Lookups in the shared caches, by cache and result (hit or miss)',
+      labelNames: ['cache', 'result'],
+      registers,
+    });
+    if (enabled) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** One answered HTTP request; `route` is the route template, or `unmatched`. */
+  httpRequest(method: string, route: string, statusCode: number, seconds: number): void {
+    if (!this.enabled) return;
+    // The labelled child is kept: prom-client would hash the label object on every request.
+    const key = `${method} ${statusCode} ${route}`;
+    let child = this.httpChildren.get(key);
+    if (!child) {
+      child = this.httpDuration.labels({ method, route, status_code: String(statusCode) });
+      this.httpChildren.set(key, child);
+    }
+    child.observe(seconds);
+  }
+
+  /** One call to the platform, counted once however many attempts it took. */
+  platformCall(route: string, outcome: PlatformOutcome, seconds: number): void {
+    if (!this.enabled) return;
+    this.platformDuration.observe({ route, outcome }, seconds);
+  }
+
+  cacheLookup(cache: string, hit: boolean): void {
+    if (!this.enabled) return;
+    const key = `${cache} ${hit}`;
+    let child = this.cacheChildren.get(key);
+    if (!child) {
+      child = this.cacheLookups.labels({ cache, result: hit ? 'hit' : 'miss' });
+      this.cacheChildren.set(key, child);
+    }
+    child.inc();
+  }
+
+  /** A gauge read when scraped: `read` gives its value then. */
+  gauge(name: string, help: string, read: () => number): void {
+    if (!this.enabled) return;
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  /** A gauge with one label, read when scraped: `read` gives the value of each label value. */
+  labelledGauge(
+    name: string,
+    help: string,
+    label: string,
+    read: () => Readonly<Record<string, number>>,
+  ): void {
+    if (!this.enabled) return;
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        for (const [value, count] of Object.entries(read())) this.set({ [label]: value }, count);
+      },
+    });
+  }
+}

@@ -1,0 +1,111 @@
+import {
+  applyDecorators,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  Query,
+} from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
+import { Auth } from 'src/common/decorators/auth.decorator';
+import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
+import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
+import {
+  ListRevisionsQueryDto,
+  MAX_REVISION,
+  RevisionPageDto,
+  RollbackResultDto,
+} from 'src/settings/dto/revisions.dto';
+import { SettingsRollbackService } from 'src/settings/settings-rollback.service';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
+import { ParseIntegerPipe } from 'src/common/validation/integer-text';
+import { SettingsRevisionsService } from 'src/settings/settings-revisions.service';
+import { authorOf } from 'src/settings/settings.service';
+
+const REVISION_PIPE = new ParseIntegerPipe('revision', 1, MAX_REVISION);
+
+/** What both rollback routes share: a write on one revision, answering the new revisions. */
+function Rollback(summary: string): MethodDecorator {
+  return applyDecorators(
+    RateLimit('settings-write'),
+    ApiParam({
+      name: 'revision',
+      description: "A revision's number in this guild",
+      schema: { type: 'integer', minimum: 1, maximum: MAX_REVISION, example: 1 },
+    }),
+    ApiOperation({ summary }),
+    ApiOkResponse({ type: RollbackResultDto }),
+    ApiErrorResponses(
+      ErrorCode.BadRequest,
+      ErrorCode.Restricted,
+      ErrorCode.NotFound,
+      ErrorCode.VersionConflict,
+    ),
+  );
+}
+
+@ApiTags('settings')
+@Auth()
+@ApiSnowflakeParam('guild_id', DEMO_DEFAULTS.mainServer)
+@Controller('guilds/:guild_id/settings/revisions')
+export class SettingsRevisionsController {
+  constructor(
+    private readonly revisions: SettingsRevisionsService,
+    private readonly rollback: SettingsRollbackService,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    summary:
+      "The guild's settings revisions, newest first, filtered and paged (needs settings_history.view)",
+  })
+  @ApiOkResponse({ type: RevisionPageDto })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
+  list(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @Query() query: ListRevisionsQueryDto,
+  ): Promise<RevisionPageDto> {
+    return this.revisions.list(guildId, authorOf(session), query);
+  }
+
+  @Post(':revision/revert')
+  // Beside the route, not in Rollback(): the document generator reads it from the method itself.
+  @HttpCode(HttpStatus.OK)
+  @Rollback(
+    'Undo one revision: its entry is put back as it was, with the checks of a change made by hand',
+  )
+  revert(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @Param('revision', REVISION_PIPE) revision: number,
+  ): Promise<RollbackResultDto> {
+    return this.undone(this.rollback.revert(guildId, authorOf(session), revision));
+  }
+
+  @Post(':revision/restore')
+  @HttpCode(HttpStatus.OK)
+  @Rollback(
+    "Undo every later revision of this revision's setting: the setting as this revision left it",
+  )
+  restore(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @Param('revision', REVISION_PIPE) revision: number,
+  ): Promise<RollbackResultDto> {
+    return this.undone(this.rollback.restore(guildId, authorOf(session), revision));
+  }
+
+  private async undone(
+    revisions: Promise<RollbackResultDto['revisions']>,
+  ): Promise<RollbackResultDto> {
+    return { revisions: await revisions };
+  }
+}

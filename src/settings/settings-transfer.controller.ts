@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
+import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
+import { Auth } from 'src/common/decorators/auth.decorator';
+import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
+import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
+import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
+import {
+  ImportReportDto,
+  ImportSettingsDto,
+  SettingsExportDto,
+} from 'src/settings/dto/transfer.dto';
+import { SettingsTransferService } from 'src/settings/settings-transfer.service';
+import { authorOf } from 'src/settings/settings.service';
+
+@ApiTags('settings')
+@Auth()
+@ApiSnowflakeParam('guild_id', DEMO_DEFAULTS.mainServer)
+@Controller('guilds/:guild_id/settings')
+export class SettingsTransferController {
+  constructor(private readonly transfer: SettingsTransferService) {}
+
+  @Get('export')
+  @ApiOperation({
+    summary: "The guild's configuration as one document: every setting you may view",
+  })
+  @ApiOkResponse({ type: SettingsExportDto })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
+  export(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+  ): Promise<SettingsExportDto> {
+    return this.transfer.export(guildId, authorOf(session));
+  }
+
+  @Post('import')
+  @HttpCode(HttpStatus.OK)
+  @RateLimit('settings-write')
+  @ApiOperation({
+    summary:
+      "Make the guild's settings equal to an export: a dry run reports the exact changes, an apply commits them all or none",
+  })
+  @ApiOkResponse({ type: ImportReportDto })
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
+  import(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @Body() body: ImportSettingsDto,
+  ): Promise<ImportReportDto> {
+    return this.transfer.import(guildId, authorOf(session), body);
+  }
+}

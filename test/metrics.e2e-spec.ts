@@ -1,0 +1,160 @@
+import { request as httpRequest } from 'node:http';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { emulatorOf, loginAs } from 'test/support/auth';
+import { faultsOf } from 'test/support/emulator-faults';
+import { unusedPort } from 'test/support/ports';
+import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
+
+const TOKEN = 'metrics-'.repeat(5);
+
+/** A scrape of the metrics listener: status, content type and body. */
+function scrape(
+  port: number,
+  authorization?: string,
+  path = '/metrics',
+): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, headers: authorization ? { authorization } : {} },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] ?? '', body }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The value of one sample line, `name{labels} value`. */
+function sample(body: string, line: string): number | undefined {
+  const found = body.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? undefined : Number(found.slice(line.length + 1));
+}
+
+describe('metrics (METRICS_PORT, METRICS_TOKEN)', () => {
+  let metricsPort: number;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    metricsPort = await unusedPort();
+    t = await createTestApp({
+      env: { METRICS_PORT: String(metricsPort), METRICS_TOKEN: TOKEN },
+    });
+  });
+  afterAll(() => t.close());
+
+  it('serves /metrics on its own port only, to a scraper with the token', async () => {
+    expect((await scrape(metricsPort)).status).toBe(401);
+    expect((await scrape(metricsPort, `Bearer ${TOKEN}x`)).status).toBe(401);
+    expect((await scrape(metricsPort, `Bearer ${TOKEN}`, '/other')).status).toBe(404);
+    const ok = await scrape(metricsPort, `Bearer ${TOKEN}`);
+    expect(ok.status).toBe(200);
+    expect(ok.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    // Off the public API: the service's own port does not serve it.
+    expect((await t.http().get('/metrics')).status).toBe(404);
+  });
+
+  it('counts requests by route template, method and status, never by path', async () => {
+    const lines = {
+      config:
+        'bms_http_request_duration_seconds_count{method="GET",route="/config",status_code="200"}',
+      settings:
+        'bms_http_request_duration_seconds_count{method="GET",route="/guilds/:guild_id/settings",status_code="401"}',
+      unmatched:
+        'bms_http_request_duration_seconds_count{method="GET",route="unmatched",status_code="404"}',
+    };
+    const before = (await scrape(metricsPort, `Bearer ${TOKEN}`)).body;
+    await t.http().get('/config').expect(200);
+    await t.http().get('/config').expect(200);
+    await t.http().get('/guilds/1100000000000000100/settings').expect(401);
+    await t.http().get('/no/such/route/1100000000000000100').expect(404);
+    const { body } = await scrape(metricsPort, `Bearer ${TOKEN}`);
+    const added = (line: string): number => (sample(body, line) ?? 0) - (sample(before, line) ?? 0);
+    expect(added(lines.config)).toBe(2);
+    expect(added(lines.settings)).toBe(1);
+    expect(added(lines.unmatched)).toBe(1);
+    // No label holds an id: every label value is bounded.
+    expect(body).not.toMatch(/="[^"]*\d{17,}[^"]*"/);
+  });
+
+  it('counts platform calls by route and outcome, cache lookups, the pool, Redis and the process', async () => {
+    const login = await loginAs(t, DEMO_IDS.alice);
+    await t
+      .http()
+      .get('/users/@me/guilds')
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
+    await t
+      .http()
+      .get('/users/@me/guilds')
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
+    const { body } = await scrape(metricsPort, `Bearer ${TOKEN}`);
+    expect(
+      sample(
+        body,
+        'bms_platform_request_duration_seconds_count{route="POST /oauth2/token",outcome="ok"}',
+      ),
+    ).toBeGreaterThanOrEqual(1);
+    expect(body).toMatch(/^bms_cache_lookups_total\{cache="[a-z-]+",result="hit"\} [1-9]/m);
+    expect(body).toMatch(/^bms_cache_lookups_total\{cache="[a-z-]+",result="miss"\} [1-9]/m);
+    expect(sample(body, 'bms_platform_invalid_answers')).toBe(0);
+    expect(sample(body, 'bms_db_pool_connections{state="total"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(body, 'bms_redis_up')).toBe(process.env.REDIS_URL ? 1 : 0);
+    expect(body).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(body).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+});
+
+describe('metrics of platform failures', () => {
+  let metricsPort: number;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    metricsPort = await unusedPort();
+    t = await createTestApp({ env: { METRICS_PORT: String(metricsPort) } });
+  });
+  afterAll(() => t.close());
+
+  it('counts a call refused for a long 429 as rate_limited, and 5xx answers as server_error', async () => {
+    const faults = faultsOf(emulatorOf(t));
+    faults.inject('GET /users/@me', { kind: 'rate_limit', retryAfter: 60 });
+    const code = await t.http().get(`/demo/oauth2-code?user_id=${DEMO_IDS.alice}`).expect(200);
+    const refused = await t
+      .http()
+      .post('/oauth2')
+      .send({ code: code.body.code, redirect_uri: code.body.redirect_uri });
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    faults.inject('GET /users/@me/guilds', { kind: 'error', status: 502 }, 10);
+    const login = await loginAs(t, DEMO_IDS.alice);
+    await t.http().get('/users/@me/guilds').set('Authorization', `Bearer ${login.token}`);
+    faults.clear();
+    const { body } = await scrape(metricsPort);
+    expect(
+      sample(
+        body,
+        'bms_platform_request_duration_seconds_count{route="GET /users/@me",outcome="rate_limited"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        body,
+        'bms_platform_request_duration_seconds_count{route="GET /users/@me/guilds",outcome="server_error"}',
+      ),
+    ).toBe(1);
+  });
+});
+
+describe('metrics off (no METRICS_PORT)', () => {
+  const t = useTestApp();
+
+  it('serves nothing and records nothing', async () => {
+    await t().http().get('/config').expect(200);
+    expect((await t().http().get('/metrics')).status).toBe(404);
+  });
+});
