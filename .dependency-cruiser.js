@@ -49,12 +49,16 @@ const PUBLIC_API = {
     'builtins/columns',
     'settings-openapi',
     'settings.commands',
+    // What event streams read: committed changes, and the revisions to resume from.
+    'settings.events',
+    'revision-feed.service',
   ],
-  stats: ['stats.module'],
+  stats: ['stats.module', 'stats.service', 'shard-stats', 'dto/bot-stats.dto'],
   commands: ['commands.module', 'commands.commands'],
   health: ['health.module'],
   'client-config': ['client-config.module'],
   metrics: ['metrics.module'],
+  events: ['events.module'],
 };
 
 const FEATURES = Object.keys(PUBLIC_API);

@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { BenchPlatform } from './bench-platform';
+import { median, requestsPerSecond, rounds, type Scenario } from './throughput';
 import {
   ROOT,
   startServiceProcess,
@@ -21,12 +21,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
 const CONNECTIONS = 50;
 const TOKEN = 'bench-metrics-token-'.repeat(2);
-
-interface Scenario {
-  name: string;
-  path: string;
-  headers: Record<string, string>;
-}
 
 async function main(): Promise<void> {
   const platform = await BenchPlatform.start();
@@ -62,7 +56,12 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         // Which goes first alternates, so neither gains from its place in the round.
         const measureOff = async (): Promise<void> => {
-          offRuns.push(await measure(off.baseUrl, scenario));
+          offRuns.push(
+            await requestsPerSecond(off.baseUrl, scenario, {
+              connections: CONNECTIONS,
+              durationS: DURATION_S,
+            }),
+          );
         };
         const measureOn = async (): Promise<void> => {
           onRuns.push(await measureWhileScraped(on.baseUrl, onScenarios[i], metricsPort));
@@ -78,7 +77,7 @@ async function main(): Promise<void> {
         `${scenario.name}: metrics off ${Math.round(offRps)} req/s, on ${Math.round(onRps)} req/s (${ratio.toFixed(3)})`,
       );
       rows.push(
-        `| ${scenario.name} | ${Math.round(offRps)} | ${Math.round(onRps)} | ${ratio.toFixed(3)} | ${runs(offRuns)} | ${runs(onRuns)} |`,
+        `| ${scenario.name} | ${Math.round(offRps)} | ${Math.round(onRps)} | ${ratio.toFixed(3)} | ${rounds(offRuns)} | ${rounds(onRuns)} |`,
       );
     }
     const markdown = [
@@ -99,19 +98,6 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(baseUrl: string, scenario: Scenario): Promise<number> {
-  const result = await autocannon({
-    url: baseUrl + scenario.path,
-    headers: scenario.headers,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-  });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  }
-  return result.requests.average;
-}
-
 /** Measures while a scraper reads /metrics every second, as Prometheus would. */
 async function measureWhileScraped(
   baseUrl: string,
@@ -128,19 +114,13 @@ async function measureWhileScraped(
   await scrape();
   const timer = setInterval(() => void scrape().catch(() => undefined), 1000);
   try {
-    return await measure(baseUrl, scenario);
+    return await requestsPerSecond(baseUrl, scenario, {
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+    });
   } finally {
     clearInterval(timer);
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-function runs(values: number[]): string {
-  return values.map((v) => Math.round(v)).join(', ');
 }
 
 main().catch((error: unknown) => {

@@ -23,6 +23,7 @@ import { HealthModule } from 'src/health/health.module';
 import { PlatformModule } from 'src/platform/platform.module';
 import { SettingsModule } from 'src/settings/settings.module';
 import { StatsModule } from 'src/stats/stats.module';
+import { EventsModule } from 'src/events/events.module';
 
 /** The application root: built from an already validated configuration. */
 @Module({})
@@ -45,6 +46,7 @@ export class AppModule {
         AuthModule,
         GuildsModule,
         StatsModule,
+        EventsModule,
         CommandsModule,
         SettingsModule,
         HealthModule,

@@ -208,6 +208,8 @@ const TAGS: Readonly<Record<string, string>> = {
     "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
   stats: "The bot's shards and reach",
   commands: "The bot's command catalog",
+  events:
+    "Server-Sent Events: a guild's settings changes and the bot's health, pushed as they happen",
   config: 'Public configuration for clients',
   health: 'Liveness and readiness probes',
   demo: 'Demo mode only: logging in as a demo user without the platform',

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { createApp } from 'src/app.setup';
@@ -12,7 +13,9 @@ async function bootstrap(): Promise<void> {
   }
   await app.listen(config.http.port, config.http.host);
   const logger = app.getHttpAdapter().getInstance().log as Logger;
-  logger.info({ runtime: `Node.js ${process.version}` }, 'Service started');
+  // The bound address, not the configured one: PORT=0 asks for any free port.
+  const { address, port } = app.getHttpServer().address() as AddressInfo;
+  logger.info({ runtime: `Node.js ${process.version}`, host: address, port }, 'Service started');
 }
 
 /** Stops accepting connections, lets in-flight requests finish, closes everything, then exits. */

@@ -13,6 +13,7 @@ const PUBLIC_OPERATIONS = new Set([
   'POST /oauth2',
   'GET /demo/oauth2-code',
   'GET /bot-stats',
+  'GET /bot-stats/events',
   'GET /bot-state',
 ]);
 

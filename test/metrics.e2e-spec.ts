@@ -2,7 +2,9 @@ import { request as httpRequest } from 'node:http';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { emulatorOf, loginAs } from 'test/support/auth';
 import { faultsOf } from 'test/support/emulator-faults';
-import { unusedPort } from 'test/support/ports';
+import { MetricsServer } from 'src/metrics/metrics.server';
+import { openRawStream } from 'test/support/event-stream';
+import { eventually } from 'test/support/eventually';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 
 const TOKEN = 'metrics-'.repeat(5);
@@ -41,10 +43,10 @@ describe('metrics (METRICS_PORT, METRICS_TOKEN)', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    metricsPort = await unusedPort();
     t = await createTestApp({
-      env: { METRICS_PORT: String(metricsPort), METRICS_TOKEN: TOKEN },
+      env: { METRICS_PORT: '0', METRICS_TOKEN: TOKEN },
     });
+    metricsPort = t.app.get(MetricsServer).port!;
   });
   afterAll(() => t.close());
 
@@ -82,6 +84,27 @@ describe('metrics (METRICS_PORT, METRICS_TOKEN)', () => {
     expect(body).not.toMatch(/="[^"]*\d{17,}[^"]*"/);
   });
 
+  it('counts the open event streams by kind', async () => {
+    const login = await loginAs(t, DEMO_IDS.alice);
+    const guild = await openRawStream(t.port, `/guilds/${DEMO_IDS.community}/events`, {
+      Authorization: `Bearer ${login.token}`,
+    });
+    const bots = [
+      await openRawStream(t.port, '/bot-stats/events'),
+      await openRawStream(t.port, '/bot-stats/events'),
+    ];
+    const open = async (): Promise<[number | undefined, number | undefined]> => {
+      const { body } = await scrape(metricsPort, `Bearer ${TOKEN}`);
+      return [
+        sample(body, 'bms_event_streams_open{stream="guild"}'),
+        sample(body, 'bms_event_streams_open{stream="bot"}'),
+      ];
+    };
+    expect(await open()).toEqual([1, 2]);
+    [guild, ...bots].forEach((stream) => stream.close());
+    expect(await eventually(open, ([guilds, bot]) => guilds === 0 && bot === 0)).toEqual([0, 0]);
+  });
+
   it('counts platform calls by route and outcome, cache lookups, the pool, Redis and the process', async () => {
     const login = await loginAs(t, DEMO_IDS.alice);
     await t
@@ -116,8 +139,8 @@ describe('metrics of platform failures', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    metricsPort = await unusedPort();
-    t = await createTestApp({ env: { METRICS_PORT: String(metricsPort) } });
+    t = await createTestApp({ env: { METRICS_PORT: '0' } });
+    metricsPort = t.app.get(MetricsServer).port!;
   });
   afterAll(() => t.close());
 

@@ -7,7 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import { committedDocument } from 'test/support/contract';
-import { unusedPort } from 'test/support/ports';
 import { createTestApp, TEST_TOKEN_ENCRYPTION_KEY, type TestApp } from 'test/support/test-app';
 import { describeShared } from 'test/support/two-instances';
 
@@ -34,9 +33,9 @@ describe('the service process', () => {
 
   it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
-    const port = await unusedPort();
-    const service = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+    const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
     try {
+      const port = await service.port;
       await waitForHealthy(port);
       expect(JSON.parse(await get(port, '/config'))).toHaveProperty('client_id');
       // The built service serves the committed document, settings request schemas included.
@@ -61,8 +60,9 @@ describe('the service process', () => {
     }
 
     // The data directory is reusable: a second start opens it.
-    const again = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+    const again = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
     try {
+      const port = await again.port;
       await waitForHealthy(port);
       expect(JSON.parse(await get(port, '/readyz'))).toEqual({
         status: 'ok',
@@ -78,14 +78,14 @@ describe('the service process', () => {
 describe('the service process under load', () => {
   it('loses no accepted write when SIGTERM arrives mid-load, and answers no write with a 5xx', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bms-sigterm-'));
-    const port = await unusedPort();
     const env = {
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       RATE_LIMITS_ENABLED: 'false',
     };
     const service = startService(env);
+    const port = await service.port;
     const accepted: string[] = [];
     const failed: { status: number; body: string }[] = [];
     let token: string;
@@ -124,14 +124,21 @@ describe('the service process under load', () => {
     // Every write the service acknowledged is there after a restart on the same data directory.
     const again = startService(env);
     try {
-      await waitForHealthy(port);
+      const restartedPort = await again.port;
+      await waitForHealthy(restartedPort);
       const stored = new Set<string>();
       for (let offset = 0; ; offset += 100) {
-        const page = await send(port, 'POST', `/guilds/${DEMO_IDS.community}/settings`, token, {
-          setting: 'auditlog_sinks',
-          operation: 'View',
-          fields: { limit: 100, offset },
-        });
+        const page = await send(
+          restartedPort,
+          'POST',
+          `/guilds/${DEMO_IDS.community}/settings`,
+          token,
+          {
+            setting: 'auditlog_sinks',
+            operation: 'View',
+            fields: { limit: 100, offset },
+          },
+        );
         const sinks = (JSON.parse(page.body) as { data: { id: string }[] }).data;
         for (const sink of sinks) stored.add(sink.id);
         if (sinks.length < 100) break;
@@ -165,10 +172,10 @@ describe('the admin CLI', () => {
     const token = created.stdout.trim().split('\n').at(-1) ?? '';
     expect(token).toMatch(/^ara_[A-Za-z0-9_-]{43}$/);
 
-    const port = await unusedPort();
     const asService = async (check: (port: number) => Promise<void>): Promise<void> => {
-      const service = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+      const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
       try {
+        const port = await service.port;
         await waitForHealthy(port);
         await check(port);
       } finally {
@@ -354,19 +361,36 @@ function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
 }
 
+/**
+ * Starts the built service. `port` is the one it bound, read from its start line: with PORT=0 the
+ * system picks a free port as it binds, so no other process can take it in between.
+ */
 function startService(env: Record<string, string>): {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  port: Promise<number>;
   output(): string;
 } {
   const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: serviceEnv(env) });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let bound: (port: number) => void = () => undefined;
+  let failed: (error: Error) => void = () => undefined;
+  const port = new Promise<number>((resolve, reject) => {
+    bound = resolve;
+    failed = reject;
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    const started = /"port":(\d+)[^\n]*"msg":"Service started"/.exec(output);
+    if (started) bound(Number(started[1]));
+  });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.on('close', (code, signal) => done({ code, signal })),
   );
-  return { child, exited, output: () => output };
+  // A service that exits before binding fails the test with its output, instead of a timeout.
+  void exited.then(() => failed(new Error(`The service exited before listening:\n${output}`)));
+  return { child, exited, port, output: () => output };
 }
 
 async function runToExit(

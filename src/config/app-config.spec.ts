@@ -206,7 +206,7 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'maybe'],
     ['RATE_LIMITS_ENABLED', '2'],
     ['LOG_LEVEL', 'verbose'],
-    ['METRICS_PORT', '0'],
+    ['METRICS_PORT', '-1'],
     ['METRICS_PORT', '65536'],
     ['METRICS_PORT', 'nine'],
     ['METRICS_TOKEN', 'too-short-for-a-secret'],

@@ -47,6 +47,18 @@ export interface MetricsConfig {
   readonly token: string | null;
 }
 
+/** Server-Sent Events streams (`GET …/events`): limits and keep-alive. */
+export interface EventsConfig {
+  /** EVENTS_MAX_STREAMS: open streams this instance serves at most. */
+  readonly maxStreams: number;
+  /** EVENTS_MAX_STREAMS_PER_USER: open streams of one user on this instance. */
+  readonly maxStreamsPerUser: number;
+  /** EVENTS_MAX_STREAMS_PER_ADDRESS: open anonymous streams of one client address on this instance. */
+  readonly maxStreamsPerAddress: number;
+  /** EVENTS_HEARTBEAT_SECONDS: a comment is sent this often, so proxies keep idle streams open. */
+  readonly heartbeatMs: number;
+}
+
 export interface PlatformConfig {
   /** Base of the platform's REST API; requests go to `${apiUrl}/v10/...`. */
   readonly apiUrl: string;
@@ -73,6 +85,7 @@ export interface SessionsConfig {
 export class AppConfig {
   readonly http!: HttpConfig;
   readonly metrics!: MetricsConfig;
+  readonly events!: EventsConfig;
   readonly database!: DatabaseConfig;
   readonly dataDir!: string;
   readonly redisUrl!: string | null;
@@ -131,6 +144,12 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       port: env.METRICS_PORT ?? null,
       host: env.METRICS_HOST ?? '127.0.0.1',
       token: env.METRICS_TOKEN ?? null,
+    },
+    events: {
+      maxStreams: env.EVENTS_MAX_STREAMS ?? 1_000,
+      maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER ?? 5,
+      maxStreamsPerAddress: env.EVENTS_MAX_STREAMS_PER_ADDRESS ?? 10,
+      heartbeatMs: (env.EVENTS_HEARTBEAT_SECONDS ?? 15) * 1000,
     },
     redisUrl: env.REDIS_URL ?? null,
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'bms:',

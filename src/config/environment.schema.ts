@@ -111,9 +111,9 @@ export class EnvironmentSchema {
 
   @Transform(toInteger)
   @IsOptional()
-  @IsInt({ message: 'METRICS_PORT must be an integer from 1 to 65535' })
-  @Min(1, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
-  @Max(65535, { message: 'METRICS_PORT must be an integer from 1 to 65535' })
+  @IsInt({ message: 'METRICS_PORT must be an integer from 0 to 65535' })
+  @Min(0, { message: 'METRICS_PORT must be an integer from 0 to 65535' })
+  @Max(65535, { message: 'METRICS_PORT must be an integer from 0 to 65535' })
   METRICS_PORT?: number;
 
   @Transform(emptyToUndefined)
@@ -127,6 +127,34 @@ export class EnvironmentSchema {
   @IsString()
   @MinLength(32, { message: 'METRICS_TOKEN must be at least 32 characters' })
   METRICS_TOKEN?: string;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'EVENTS_MAX_STREAMS must be an integer from 1 to 100000' })
+  @Min(1, { message: 'EVENTS_MAX_STREAMS must be an integer from 1 to 100000' })
+  @Max(100000, { message: 'EVENTS_MAX_STREAMS must be an integer from 1 to 100000' })
+  EVENTS_MAX_STREAMS?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'EVENTS_MAX_STREAMS_PER_USER must be an integer from 1 to 1000' })
+  @Min(1, { message: 'EVENTS_MAX_STREAMS_PER_USER must be an integer from 1 to 1000' })
+  @Max(1000, { message: 'EVENTS_MAX_STREAMS_PER_USER must be an integer from 1 to 1000' })
+  EVENTS_MAX_STREAMS_PER_USER?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'EVENTS_MAX_STREAMS_PER_ADDRESS must be an integer from 1 to 100000' })
+  @Min(1, { message: 'EVENTS_MAX_STREAMS_PER_ADDRESS must be an integer from 1 to 100000' })
+  @Max(100000, { message: 'EVENTS_MAX_STREAMS_PER_ADDRESS must be an integer from 1 to 100000' })
+  EVENTS_MAX_STREAMS_PER_ADDRESS?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'EVENTS_HEARTBEAT_SECONDS must be an integer from 1 to 300' })
+  @Min(1, { message: 'EVENTS_HEARTBEAT_SECONDS must be an integer from 1 to 300' })
+  @Max(300, { message: 'EVENTS_HEARTBEAT_SECONDS must be an integer from 1 to 300' })
+  EVENTS_HEARTBEAT_SECONDS?: number;
 
   @Transform(toInteger)
   @IsOptional()

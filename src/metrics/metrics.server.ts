@@ -42,7 +42,13 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       server.listen(port, host, () => resolve());
     });
     this.server = server;
-    this.logger.log({ host, port }, 'Metrics served at /metrics');
+    this.logger.log({ host, port: this.port }, 'Metrics served at /metrics');
+  }
+
+  /** The port scrapes reach (METRICS_PORT=0 asks for any free one); null when not serving. */
+  get port(): number | null {
+    const address = this.server?.address();
+    return address && typeof address === 'object' ? address.port : null;
   }
 
   async onApplicationShutdown(): Promise<void> {

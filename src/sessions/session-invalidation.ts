@@ -1,10 +1,12 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { OnEvent } from '@nestjs/event-emitter';
+import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import type Redis from 'ioredis';
 import { RedisConnection } from 'src/common/redis/redis.module';
+import { subscribeToChannel } from 'src/common/redis/redis-subscriber';
 import { AppConfig } from 'src/config/app-config';
 import { SESSION_CACHE_TTL_SECONDS } from 'src/common/auth/session-reach';
 import { SessionCache } from 'src/sessions/session-cache';
+import { SessionsInvalidatedEvent } from 'src/sessions/sessions.events';
 import { UserStateChangedEvent } from 'src/users/users.events';
 
 type Invalidation = { session: string } | { user: string };
@@ -25,6 +27,7 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
   constructor(
     private readonly cache: SessionCache,
     private readonly redis: RedisConnection,
+    private readonly events: EventEmitter2,
     config: AppConfig,
   ) {
     this.channel = `${config.redisKeyPrefix}sessions:invalidate`;
@@ -33,16 +36,16 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
   onModuleInit(): void {
     const client = this.redis.client;
     if (!client) return;
-    // A connection of its own (subscribed connections take no other commands) that queues the
-    // subscription until Redis is reachable and renews it after every reconnect.
-    this.subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
-    this.subscriber.on('error', () => undefined);
-    this.subscriber.on('message', (_channel: string, message: string) => this.apply(message));
-    this.subscriber.subscribe(this.channel).catch((error: Error) => {
-      // A subscription cut short by this process's own shutdown (a CLI command that ends at once).
-      if (this.closing) return;
-      this.logger.warn({ reason: error.message }, 'Could not subscribe to session invalidations');
-    });
+    this.subscriber = subscribeToChannel(
+      client,
+      this.channel,
+      (message) => this.apply(message),
+      (error) => {
+        // A subscription cut short by this process's own shutdown (a CLI command that ends at once).
+        if (this.closing) return;
+        this.logger.warn({ reason: error.message }, 'Could not subscribe to session invalidations');
+      },
+    );
   }
 
   /** Whether invalidations come from other instances too (Redis configured). */
@@ -51,12 +54,12 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
   }
 
   async sessionChanged(sessionId: string): Promise<void> {
-    this.cache.evictSession(sessionId);
+    this.evict({ session: sessionId });
     await this.broadcast({ session: sessionId });
   }
 
   async userChanged(userId: string): Promise<void> {
-    this.cache.evictUser(userId);
+    this.evict({ user: userId });
     await this.broadcast({ user: userId });
   }
 
@@ -84,13 +87,21 @@ export class SessionInvalidation implements OnModuleInit, OnApplicationShutdown 
     }
   }
 
+  private evict(invalidation: Invalidation): void {
+    if ('session' in invalidation) this.cache.evictSession(invalidation.session);
+    else this.cache.evictUser(invalidation.user);
+    this.events.emit(SessionsInvalidatedEvent.event, new SessionsInvalidatedEvent(invalidation));
+  }
+
   private apply(message: string): void {
+    let invalidation: Partial<Record<'session' | 'user', unknown>>;
     try {
-      const invalidation = JSON.parse(message) as Partial<Record<'session' | 'user', unknown>>;
-      if (typeof invalidation.session === 'string') this.cache.evictSession(invalidation.session);
-      if (typeof invalidation.user === 'string') this.cache.evictUser(invalidation.user);
+      invalidation = JSON.parse(message) as Partial<Record<'session' | 'user', unknown>>;
     } catch {
       this.logger.warn('Ignored a malformed session invalidation message');
+      return;
     }
+    if (typeof invalidation.session === 'string') this.evict({ session: invalidation.session });
+    if (typeof invalidation.user === 'string') this.evict({ user: invalidation.user });
   }
 }

@@ -42,7 +42,7 @@ function setUp(): {
   const redis = { client: null } as RedisConnection;
   const clock = new Clock();
   const cache = new SessionCache();
-  const invalidation = new SessionInvalidation(cache, redis, config);
+  const invalidation = new SessionInvalidation(cache, redis, new EventEmitter2(), config);
   const service = new SessionsService(
     repository as unknown as Repository<SessionEntity>,
     {} as DataSource,
@@ -178,7 +178,7 @@ function withSessions(rows: Partial<SessionEntity>[]): {
     repository as unknown as Repository<SessionEntity>,
     {} as DataSource,
     new SessionCache(),
-    new SessionInvalidation(new SessionCache(), redis, config),
+    new SessionInvalidation(new SessionCache(), redis, new EventEmitter2(), config),
     new KnownTokens(redis, config, clock),
     config,
     events,

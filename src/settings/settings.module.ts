@@ -10,6 +10,7 @@ import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
 import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
 import { SettingsCache } from 'src/settings/settings-cache';
 import { SettingsController } from 'src/settings/settings.controller';
+import { RevisionFeed } from 'src/settings/revision-feed.service';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsService } from 'src/settings/settings.service';
 import { SettingsRevisionsController } from 'src/settings/settings-revisions.controller';
@@ -30,6 +31,7 @@ import { SettingsTransferService } from 'src/settings/settings-transfer.service'
     SettingsCache,
     SettingsService,
     SettingsRevisionsService,
+    RevisionFeed,
     SettingsRollbackService,
     SettingsTransferService,
     GuildRolesSetting,
@@ -39,6 +41,6 @@ import { SettingsTransferService } from 'src/settings/settings-transfer.service'
     ProtectionSetting,
     SettingsHistorySetting,
   ],
-  exports: [SettingsTransferService],
+  exports: [SettingsTransferService, RevisionFeed],
 })
 export class SettingsModule {}

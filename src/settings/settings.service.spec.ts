@@ -1,3 +1,4 @@
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { DiscoveryService } from '@nestjs/core';
 import { DataSource, EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import type { Clock } from 'src/common/time/clock';
@@ -141,7 +142,15 @@ async function setUp(): Promise<{
     changed,
   } as unknown as SettingsCache;
   const clock: Clock = { now: () => NOW, nowMs: () => NOW.getTime() };
-  const service = new SettingsService(registry, guilds, permissions, cache, dataSource, clock);
+  const service = new SettingsService(
+    registry,
+    guilds,
+    permissions,
+    cache,
+    dataSource,
+    clock,
+    new EventEmitter2(),
+  );
   const run = (userId: string, operation: ExecutableOperation, fields: unknown): Promise<Buffer> =>
     service.execute(GUILD, authorOf(userId), { setting: 'feedback_topics', operation, fields });
   const revisions = repository(SettingsRevisionEntity).rows;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { DataSource, type EntityManager, type ObjectLiteral, type Repository } from 'typeorm';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
@@ -15,6 +16,7 @@ import { PermissionsService } from 'src/permissions/permissions.service';
 import { hasPerm } from 'src/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { diffRows } from 'src/settings/revision-diff';
+import { SettingsChangedEvent, summariseRevision } from 'src/settings/settings.events';
 import {
   SettingsRevisionEntity,
   type RevisionSessionType,
@@ -136,6 +138,7 @@ export class SettingsService {
     private readonly cache: SettingsCache,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
+    private readonly events: EventEmitter2,
   ) {}
 
   /** Every module's settings, for a guild the bot is in (membership not required). */
@@ -234,7 +237,13 @@ export class SettingsService {
     } catch (error) {
       if (error !== NOT_COMMITTED) throw error;
     }
-    if (committed) await this.cache.changed(guildId);
+    if (committed) {
+      await this.cache.changed(guildId);
+      this.announce(
+        guildId,
+        outcomes.flatMap((outcome) => (outcome.ok ? outcome.revisions : [])),
+      );
+    }
     return { committed, outcomes };
   }
 
@@ -328,7 +337,20 @@ export class SettingsService {
       return results;
     });
     await this.cache.changed(guildId);
+    this.announce(
+      guildId,
+      applied.flatMap((write) => write.revisions),
+    );
     return applied;
+  }
+
+  /** Tells the event streams of a committed change (listeners run synchronously and must not throw). */
+  private announce(guildId: string, revisions: readonly SettingsRevisionEntity[]): void {
+    if (revisions.length === 0) return;
+    this.events.emit(
+      SettingsChangedEvent.event,
+      new SettingsChangedEvent(guildId, revisions.map(summariseRevision)),
+    );
   }
 
   /** What the caller may do in the guild: a test of one permission string (a token's scope applied). */

@@ -9,5 +9,6 @@ import { StatsService } from 'src/stats/stats.service';
   imports: [TypeOrmModule.forFeature([ShardStatusEntity])],
   controllers: [StatsController],
   providers: [StatsService],
+  exports: [StatsService],
 })
 export class StatsModule {}

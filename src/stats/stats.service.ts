@@ -66,8 +66,11 @@ export class StatsService {
 
   /** Every shard's last report summed up, cached for a few seconds across instances. */
   botStats(): Promise<BotStats> {
-    return this.cache.getOrLoad(STATS_KEY, async () =>
-      summariseShards(await this.shards.find(), this.clock.now()),
-    );
+    return this.cache.getOrLoad(STATS_KEY, () => this.currentStats());
+  }
+
+  /** The same summary read now, past the cache (what the bot health stream compares). */
+  async currentStats(): Promise<BotStats> {
+    return summariseShards(await this.shards.find(), this.clock.now());
   }
 }

@@ -103,6 +103,35 @@ describe('the typed TypeScript client (clients/typescript)', () => {
     expect(again.error?.code).toBe('NotFound');
   });
 
+  it('opens the event streams, read as streams', async () => {
+    /** The stream's first event (its opening one), then the stream is closed. */
+    const firstEvent = async (
+      body: ReadableStream<Uint8Array> | null | undefined,
+    ): Promise<string> => {
+      if (!body) throw new Error('no stream');
+      const reader = body.getReader();
+      let text = '';
+      while (!text.includes('\n\n', text.indexOf('data:'))) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      await reader.cancel();
+      return text;
+    };
+    const guild = await user.GET('/guilds/{guild_id}/events', {
+      params: { path: { guild_id }, header: {} },
+      parseAs: 'stream',
+    });
+    expect(guild.response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await firstEvent(guild.response.body)).toMatch(/event: ready\nid: \d+\n/);
+    const bot = await anonymous.GET('/bot-stats/events', {
+      params: { header: { 'Last-Event-ID': '0' } },
+      parseAs: 'stream',
+    });
+    expect(await firstEvent(bot.response.body)).toMatch(/event: (stats|shard|totals)\n/);
+  });
+
   it("reads the user's guilds", async () => {
     const guilds = await user.GET('/users/@me/guilds', { params: { query: { refresh: true } } });
     expect(guilds.data?.guilds.map((guild) => guild.id)).toContain(guild_id);

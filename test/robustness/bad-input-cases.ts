@@ -36,6 +36,8 @@ export interface Endpoint {
   fixed?: Record<string, string>;
   query?: Record<string, QuerySpec>;
   body?: Record<string, FieldSpec>;
+  /** An event stream: an accepted request's body never ends. */
+  stream?: true;
 }
 
 export interface BadInput {

@@ -8,6 +8,8 @@ export interface RawRequest {
   body?: string | Buffer;
   /** Sent instead of the body's own length: a larger value leaves the body unfinished. */
   contentLength?: number;
+  /** Answer with the status and headers, then close: for streams, whose body never ends. */
+  headersOnly?: boolean;
 }
 
 export interface RawResponse {
@@ -34,6 +36,18 @@ export function rawRequest(port: number, req: RawRequest, timeoutMs = 5_000): Pr
     const outgoing = httpRequest(
       { host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: false },
       (res) => {
+        if (req.headersOnly) {
+          clearTimeout(timer);
+          outgoing.destroy();
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: '',
+            json: undefined,
+            elapsedMs: Date.now() - started,
+          });
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);

@@ -132,6 +132,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/guilds/{guild_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A guild's settings changes as they are committed (Server-Sent Events)
+         * @description Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (up to 1,000 revisions; further behind, a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).
+         */
+        get: operations["EventsController_guildEventsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bot-stats/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's health as it changes: shard statuses and totals (Server-Sent Events)
+         * @description Public, like `GET /bot-stats`. A new stream opens with a `stats` event (the body of `GET /bot-stats`); then `shard` events as shard statuses change (a shard silent for 2 minutes becomes `Unknown`) and `totals` events as the totals change, within about 2 seconds. A client that reconnects with `Last-Event-ID` receives what it missed from the last 1,000 events, or a fresh `stats` event if it is further behind. Comments (`: heartbeat`) keep idle streams open.
+         */
+        get: operations["EventsController_botEventsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/bot-state": {
         parameters: {
             query?: never;
@@ -620,6 +660,79 @@ export interface components {
             total_uptime: number;
             /** @description ISO 8601. */
             reported_at: string;
+        };
+        GuildStreamPositionDto: {
+            /**
+             * @description The guild's newest revision (0 before its first change).
+             * @example 42
+             */
+            revision: number;
+            /** @example 1100000000000000001 */
+            guild_id: string;
+        };
+        SettingsChangeEventDto: {
+            /** @example 43 */
+            revision: number;
+            /**
+             * @description The entry's primary key.
+             * @example {
+             *       "role_id": "1100000000000000104"
+             *     }
+             */
+            key: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            operation: "Create" | "Update" | "Delete" | "Reorder";
+            /** @enum {string|null} */
+            session_type: "login" | "api" | null;
+            /** @description The revision this change undid (a rollback), else null. */
+            reverts: number | null;
+            /** @example guildroles */
+            setting: string;
+            /**
+             * @description Who made the change.
+             * @example 1100000000000000011
+             */
+            user_id: string;
+            /**
+             * @description The columns whose value changed (values: read the entry, or the revision).
+             * @example [
+             *       "perms",
+             *       "version"
+             *     ]
+             */
+            changed: string[];
+            /**
+             * @description ISO 8601.
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            created_at: string;
+        };
+        ShardStatusEventDto: {
+            /** @example 0 */
+            shard_id: number;
+            /**
+             * @example Reconnecting
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
+            /**
+             * @example Ready
+             * @enum {string|null}
+             */
+            previous: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown" | null;
+        };
+        BotTotalsEventDto: {
+            /** @example 1520 */
+            total_guilds: number;
+            /** @example 480000 */
+            total_users: number;
+            /**
+             * @description How many shards have reported.
+             * @example 1
+             */
+            shards: number;
         };
         CommandChoiceDto: {
             /**
@@ -1994,6 +2107,178 @@ export interface operations {
              *
              *     Error: InternalAuthError or InternalError
              */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    EventsController_guildEventsStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects) */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of events (Server-Sent Events) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": ({
+                        /** @enum {string} */
+                        event: "ready";
+                        id: string;
+                        data: components["schemas"]["GuildStreamPositionDto"];
+                    } | {
+                        /** @enum {string} */
+                        event: "settings";
+                        id: string;
+                        data: components["schemas"]["SettingsChangeEventDto"];
+                    } | {
+                        /** @enum {string} */
+                        event: "reset";
+                        id: string;
+                        data: components["schemas"]["GuildStreamPositionDto"];
+                    })[];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /**
+             * @description Error: Restricted
+             *
+             *     Error: ApiBanned or Restricted
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /**
+             * @description Error: RateLimited
+             *
+             *     Error: RateLimited
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /**
+             * @description Error: InternalError
+             *
+             *     Error: InternalAuthError or InternalError
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    EventsController_botEventsStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects) */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of events (Server-Sent Events) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": ({
+                        /** @enum {string} */
+                        event: "stats";
+                        id: string;
+                        data: components["schemas"]["BotStatsDto"];
+                    } | {
+                        /** @enum {string} */
+                        event: "shard";
+                        id: string;
+                        data: components["schemas"]["ShardStatusEventDto"];
+                    } | {
+                        /** @enum {string} */
+                        event: "totals";
+                        id: string;
+                        data: components["schemas"]["BotTotalsEventDto"];
+                    })[];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
             500: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,145 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type MessageEvent,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { BotEventLog } from 'src/events/bot-event-log';
+import { botChanges, healthOf, type BotEvent } from 'src/events/bot-events';
+import { EventBus, type BusMessage } from 'src/events/event-bus';
+import { EventStreams, RECONNECT_DELAY_MS, type OpenStream } from 'src/events/event-streams';
+import { StatsService } from 'src/stats/stats.service';
+
+/** How often the shards' state is compared with the last events (while anyone follows it). */
+export const BOT_HEALTH_INTERVAL_MS = 2_000;
+
+function streamed(event: BotEvent): MessageEvent {
+  return { type: event.type, id: String(event.id), data: event.data };
+}
+
+/** One stream following the bot's health: events in order, each once. */
+class BotFollower {
+  private lastSent = 0;
+  private started = false;
+  private readonly waiting: BotEvent[] = [];
+
+  constructor(readonly stream: OpenStream) {}
+
+  /** Starts after the opening events, which end at `lastSent`; events that came meanwhile follow. */
+  start(opening: readonly MessageEvent[], lastSent: number): void {
+    for (const event of opening) this.stream.send(event);
+    this.lastSent = lastSent;
+    this.started = true;
+    this.receive(this.waiting.splice(0));
+  }
+
+  receive(events: readonly BotEvent[]): void {
+    if (!this.started) {
+      this.waiting.push(...events);
+      return;
+    }
+    for (const event of events) {
+      if (event.id <= this.lastSent) continue;
+      this.lastSent = event.id;
+      this.stream.send(streamed(event));
+    }
+  }
+}
+
+/**
+ * The bot health stream: shard status changes and the totals of `GET /bot-stats`. While any
+ * instance has a follower, one of them (the lead) compares the shards' state with the last events
+ * every `BOT_HEALTH_INTERVAL_MS` and appends what changed to the shared log, which every instance
+ * hears; a stream opens with the current `GET /bot-stats`, or resumes from the log.
+ */
+@Injectable()
+export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger(BotEventsService.name);
+  private readonly followers = new Set<BotFollower>();
+  private ticker: NodeJS.Timeout | null = null;
+  private tick: Promise<void> = Promise.resolve();
+  private closing = false;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly log: BotEventLog,
+    private readonly stats: StatsService,
+    private readonly streams: EventStreams,
+  ) {}
+
+  onModuleInit(): void {
+    this.bus.subscribe((message) => this.dispatch(message));
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    this.stopTicker();
+    await this.tick;
+  }
+
+  /** 429 past a stream limit; else the stream's events. */
+  async follow(address: string, lastEventId: number | null): Promise<Observable<MessageEvent>> {
+    const stream = this.streams.start('bot', { kind: 'anonymous', address });
+    const follower = new BotFollower(stream);
+    this.followers.add(follower);
+    stream.onEnd(() => {
+      this.followers.delete(follower);
+      if (this.followers.size === 0) this.stopTicker();
+    });
+    this.ticker ??= this.startTicker();
+    try {
+      const missed = lastEventId === null ? null : await this.log.since(lastEventId);
+      if (missed) {
+        follower.start(missed.map(streamed), missed.at(-1)?.id ?? lastEventId!);
+      } else {
+        const { seq } = await this.log.last();
+        const stats = await this.stats.currentStats();
+        follower.start(
+          [{ type: 'stats', id: String(seq), retry: RECONNECT_DELAY_MS, data: stats }],
+          seq,
+        );
+      }
+    } catch (error) {
+      stream.end();
+      throw error;
+    }
+    return stream.events;
+  }
+
+  private dispatch(message: BusMessage): void {
+    if (message.kind !== 'bot') return;
+    for (const follower of this.followers) follower.receive(message.events);
+  }
+
+  private startTicker(): NodeJS.Timeout {
+    const ticker = setInterval(() => {
+      this.tick = this.tick.then(() => this.compare());
+    }, BOT_HEALTH_INTERVAL_MS);
+    ticker.unref();
+    // At once too: a first follower hears of changes made before anyone followed.
+    this.tick = this.tick.then(() => this.compare());
+    return ticker;
+  }
+
+  private stopTicker(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+  }
+
+  private async compare(): Promise<void> {
+    if (this.closing) return;
+    try {
+      if (!(await this.log.lead(BOT_HEALTH_INTERVAL_MS * 3))) return;
+      const current = healthOf(await this.stats.currentStats());
+      const { state } = await this.log.last();
+      const changes = botChanges(state, current);
+      if (changes.length > 0) await this.log.append(current, changes);
+    } catch (error) {
+      if (!this.closing) {
+        this.logger.warn({ reason: (error as Error).message }, 'Could not compare the bot health');
+      }
+    }
+  }
+}

@@ -1,0 +1,217 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type MessageEvent,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import { Observable, type Subscriber } from 'rxjs';
+import { Metrics } from 'src/common/metrics/metrics';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { AppConfig, type EventsConfig } from 'src/config/app-config';
+import { SessionsService } from 'src/sessions/sessions.service';
+import { SessionsInvalidatedEvent } from 'src/sessions/sessions.events';
+
+export type StreamKind = 'guild' | 'bot';
+
+/** Who holds a stream open: a session (token kept to check it again), or an anonymous address. */
+export type StreamOwner =
+  | { kind: 'session'; sessionId: string; userId: string; token: string }
+  | { kind: 'anonymous'; address: string };
+
+/** How long a client waits before reconnecting after a stream ends (the SSE `retry` field). */
+export const RECONNECT_DELAY_MS = 3_000;
+
+/**
+ * One open stream: what it sends, and how it ends. Events sent before Nest subscribes (the opening
+ * ones) wait for it; Nest unsubscribing (the client left) ends the stream.
+ */
+export class OpenStream {
+  private subscriber: Subscriber<MessageEvent> | null = null;
+  private readonly pending: MessageEvent[] = [];
+  private readonly endListeners: (() => void)[] = [];
+  private ended = false;
+
+  readonly events = new Observable<MessageEvent>((subscriber) => {
+    this.subscriber = subscriber;
+    for (const event of this.pending.splice(0)) subscriber.next(event);
+    if (this.ended) subscriber.complete();
+    return () => this.end();
+  });
+
+  constructor(
+    readonly kind: StreamKind,
+    readonly owner: StreamOwner,
+  ) {}
+
+  get isOpen(): boolean {
+    return !this.ended;
+  }
+
+  send(event: MessageEvent): void {
+    if (this.ended) return;
+    if (this.subscriber) this.subscriber.next(event);
+    else this.pending.push(event);
+  }
+
+  onEnd(listener: () => void): void {
+    if (this.ended) listener();
+    else this.endListeners.push(listener);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const listener of this.endListeners.splice(0)) listener();
+    this.subscriber?.complete();
+  }
+}
+
+/**
+ * The open event streams of this instance: the limits on how many may be open (per instance, per
+ * user, per anonymous address), heartbeats so that proxies keep idle streams open, and the end of
+ * the streams of a session that is revoked or whose user is banned (at once when the change is
+ * announced; at the next heartbeat at the latest, when the session is checked again), and of
+ * every stream at shutdown.
+ */
+@Injectable()
+export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy {
+  private readonly logger = new Logger(EventStreams.name);
+  private readonly config: EventsConfig;
+  private readonly open = new Set<OpenStream>();
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(
+    private readonly sessions: SessionsService,
+    config: AppConfig,
+    metrics: Metrics,
+  ) {
+    this.config = config.events;
+    metrics.labelledGauge(
+      'bms_event_streams_open',
+      'Event streams open on this instance',
+      'stream',
+      () => this.counts(),
+    );
+  }
+
+  /** Opens a stream, or refuses (429 `RateLimited`) one past a limit, or while shutting down. */
+  start(kind: StreamKind, owner: StreamOwner): OpenStream {
+    this.checkLimits(owner);
+    const stream = new OpenStream(kind, owner);
+    this.open.add(stream);
+    stream.onEnd(() => this.open.delete(stream));
+    this.heartbeat ??= this.startHeartbeat();
+    return stream;
+  }
+
+  /** Ends the streams of a revoked session, or of a user whose sessions changed (a ban). */
+  @OnEvent(SessionsInvalidatedEvent.event)
+  onSessionsInvalidated({ target }: SessionsInvalidatedEvent): void {
+    for (const stream of this.open) {
+      const owner = stream.owner;
+      if (owner.kind !== 'session') continue;
+      if ('session' in target ? owner.sessionId === target.session : owner.userId === target.user) {
+        stream.end();
+      }
+    }
+  }
+
+  /** SIGTERM: every stream ends cleanly (its clients reconnect, to another instance). */
+  beforeApplicationShutdown(): void {
+    this.closing = true;
+    this.stopHeartbeat();
+    for (const stream of [...this.open]) stream.end();
+  }
+
+  onModuleDestroy(): void {
+    this.stopHeartbeat();
+  }
+
+  private checkLimits(owner: StreamOwner): void {
+    if (this.closing) {
+      throw new AppException(
+        ErrorCode.RateLimited,
+        'This instance is shutting down; connect again',
+      );
+    }
+    const { maxStreams, maxStreamsPerUser, maxStreamsPerAddress } = this.config;
+    if (this.open.size >= maxStreams) {
+      throw new AppException(
+        ErrorCode.RateLimited,
+        `This instance serves at most ${maxStreams} event streams; try again later`,
+      );
+    }
+    if (owner.kind === 'session') {
+      const held = this.count((o) => o.kind === 'session' && o.userId === owner.userId);
+      if (held >= maxStreamsPerUser) {
+        throw new AppException(
+          ErrorCode.RateLimited,
+          `You have ${held} event streams open on this instance, the most allowed; close one first`,
+        );
+      }
+    } else {
+      const held = this.count((o) => o.kind === 'anonymous' && o.address === owner.address);
+      if (held >= maxStreamsPerAddress) {
+        throw new AppException(
+          ErrorCode.RateLimited,
+          `Your address has ${held} event streams open on this instance, the most allowed; close one first`,
+        );
+      }
+    }
+  }
+
+  private count(matches: (owner: StreamOwner) => boolean): number {
+    let held = 0;
+    for (const stream of this.open) if (matches(stream.owner)) held++;
+    return held;
+  }
+
+  private counts(): Record<StreamKind, number> {
+    const counts: Record<StreamKind, number> = { guild: 0, bot: 0 };
+    for (const stream of this.open) counts[stream.kind]++;
+    return counts;
+  }
+
+  /** One timer for every stream; it runs only while streams are open. */
+  private startHeartbeat(): NodeJS.Timeout {
+    const timer = setInterval(() => void this.beat(), this.config.heartbeatMs);
+    timer.unref();
+    return timer;
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  private async beat(): Promise<void> {
+    if (this.open.size === 0) {
+      this.stopHeartbeat();
+      return;
+    }
+    for (const stream of [...this.open]) {
+      stream.send({ comment: 'heartbeat' });
+      if (stream.owner.kind === 'session') await this.recheck(stream, stream.owner.token);
+    }
+  }
+
+  /**
+   * A change made where this instance cannot hear of it (the admin CLI without Redis) reaches the
+   * session cache within its TTL; the session is checked again at each heartbeat to catch it.
+   */
+  private async recheck(stream: OpenStream, token: string): Promise<void> {
+    try {
+      const session = await this.sessions.authenticate(token);
+      if (!session || session.state === 'banned' || session.userState === 'banned') stream.end();
+    } catch (error) {
+      // The session store failing is not the session ending: the next heartbeat checks again.
+      if (!this.closing) {
+        this.logger.warn({ reason: (error as Error).message }, 'Could not check a stream session');
+      }
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { SessionsModule } from 'src/sessions/sessions.module';
+import { SettingsModule } from 'src/settings/settings.module';
+import { StatsModule } from 'src/stats/stats.module';
+import { BotEventLog } from 'src/events/bot-event-log';
+import { BotEventsService } from 'src/events/bot-events.service';
+import { EventBus } from 'src/events/event-bus';
+import { EventStreams } from 'src/events/event-streams';
+import { EventsController } from 'src/events/events.controller';
+import { GuildEventsService } from 'src/events/guild-events.service';
+
+/** Server-Sent Events: guild settings changes and bot health, across instances. */
+@Module({
+  imports: [SessionsModule, SettingsModule, StatsModule],
+  controllers: [EventsController],
+  providers: [EventBus, BotEventLog, EventStreams, GuildEventsService, BotEventsService],
+})
+export class EventsModule {}

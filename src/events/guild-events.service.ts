@@ -1,0 +1,172 @@
+import { Injectable, Logger, type MessageEvent, type OnModuleInit } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import type { Observable } from 'rxjs';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { AppException } from 'src/common/errors/app.exception';
+import { EventBus, type BusMessage } from 'src/events/event-bus';
+import { EventStreams, RECONNECT_DELAY_MS, type OpenStream } from 'src/events/event-streams';
+import { RevisionFeed } from 'src/settings/revision-feed.service';
+import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/settings.events';
+
+/**
+ * How many revisions a resumed stream replays at most; a client further behind is told to read
+ * the settings again (a `reset` event) instead.
+ */
+export const GUILD_CATCH_UP_LIMIT = 1_000;
+
+/** One stream following a guild's settings changes, handled in order, one step at a time. */
+class GuildFollower {
+  private lastSent = 0;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly stream: OpenStream,
+    private readonly guildId: string,
+    private readonly session: AuthenticatedSession,
+    private readonly feed: RevisionFeed,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Opens with a `ready` event, or, resuming after `lastEventId`, with what the client missed. */
+  begin(lastEventId: number | null): void {
+    this.enqueue(async () => {
+      const latest = await this.feed.latest(this.guildId);
+      if (lastEventId === null) {
+        this.lastSent = latest;
+        this.stream.send({
+          type: 'ready',
+          id: String(latest),
+          retry: RECONNECT_DELAY_MS,
+          data: { guild_id: this.guildId, revision: latest },
+        });
+        return;
+      }
+      if (lastEventId > latest) {
+        this.reset(latest);
+        return;
+      }
+      this.lastSent = lastEventId;
+      await this.catchUp(latest);
+    });
+  }
+
+  /** Revisions committed on some instance (in order); a gap before them is read from the trail. */
+  receive(revisions: readonly RevisionSummary[]): void {
+    this.enqueue(async () => {
+      const fresh = revisions.filter((revision) => revision.revision > this.lastSent);
+      if (fresh.length === 0) return;
+      if (fresh[0].revision > this.lastSent + 1) await this.catchUp(fresh[0].revision - 1);
+      await this.deliver(fresh.filter((revision) => revision.revision > this.lastSent));
+    });
+  }
+
+  /** Sends the revisions after the last sent, up to `until`, or a `reset` if they are too many. */
+  private async catchUp(until: number): Promise<void> {
+    if (until - this.lastSent > GUILD_CATCH_UP_LIMIT) {
+      this.reset(until);
+      return;
+    }
+    const missed = await this.feed.after(this.guildId, this.lastSent, until - this.lastSent);
+    await this.deliver(missed);
+  }
+
+  /** Each revision of a setting the caller may view now; the others are skipped. */
+  private async deliver(revisions: readonly RevisionSummary[]): Promise<void> {
+    if (revisions.length === 0) return;
+    const views = await this.feed.viewer(this.guildId, this.session);
+    for (const revision of revisions) {
+      this.lastSent = revision.revision;
+      if (!views(revision.setting)) continue;
+      this.stream.send({ type: 'settings', id: String(revision.revision), data: revision });
+    }
+  }
+
+  /** The client missed more than can be replayed: it reads the settings again. */
+  private reset(latest: number): void {
+    this.lastSent = latest;
+    this.stream.send({
+      type: 'reset',
+      id: String(latest),
+      retry: RECONNECT_DELAY_MS,
+      data: { guild_id: this.guildId, revision: latest },
+    });
+  }
+
+  private enqueue(step: () => Promise<void>): void {
+    this.queue = this.queue.then(async () => {
+      if (!this.stream.isOpen) return;
+      try {
+        await step();
+      } catch (error) {
+        // Refused now (the caller left the guild, the bot was removed): the stream ends, and a
+        // reconnect is answered with the reason. A failure ends it too; the client resumes.
+        if (!(error instanceof AppException)) {
+          this.logger.warn({ reason: (error as Error).message }, 'A guild event stream failed');
+        }
+        this.stream.end();
+      }
+    });
+  }
+}
+
+/**
+ * Guild event streams: each committed settings change is published to every instance, and each
+ * stream following the guild sends the revisions of the settings its caller may view, checked
+ * per event. A stream resumes from `Last-Event-ID` (a revision number) without a gap, read from the
+ * revisions.
+ */
+@Injectable()
+export class GuildEventsService implements OnModuleInit {
+  private readonly logger = new Logger(GuildEventsService.name);
+  private readonly followers = new Map<string, Set<GuildFollower>>();
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly feed: RevisionFeed,
+    private readonly streams: EventStreams,
+  ) {}
+
+  onModuleInit(): void {
+    this.bus.subscribe((message) => this.dispatch(message));
+  }
+
+  @OnEvent(SettingsChangedEvent.event)
+  onSettingsChanged({ guildId, revisions }: SettingsChangedEvent): void {
+    void this.bus.publish({ kind: 'settings', guildId, revisions: [...revisions] });
+  }
+
+  /** 404 or 403 as for the settings, 429 past a stream limit; else the stream's events. */
+  async follow(
+    guildId: string,
+    session: AuthenticatedSession,
+    token: string,
+    lastEventId: number | null,
+  ): Promise<Observable<MessageEvent>> {
+    await this.feed.requireFollower(guildId, session);
+    const stream = this.streams.start('guild', {
+      kind: 'session',
+      sessionId: session.id,
+      userId: session.userId,
+      token,
+    });
+    const follower = new GuildFollower(stream, guildId, session, this.feed, this.logger);
+    let followers = this.followers.get(guildId);
+    if (!followers) this.followers.set(guildId, (followers = new Set()));
+    followers.add(follower);
+    stream.onEnd(() => {
+      followers.delete(follower);
+      if (followers.size === 0 && this.followers.get(guildId) === followers) {
+        this.followers.delete(guildId);
+      }
+    });
+    follower.begin(lastEventId);
+    return stream.events;
+  }
+
+  private dispatch(message: BusMessage): void {
+    if (message.kind !== 'settings') return;
+    for (const follower of this.followers.get(message.guildId) ?? []) {
+      follower.receive(message.revisions);
+    }
+  }
+}

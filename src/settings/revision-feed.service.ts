@@ -1,0 +1,63 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, MoreThan } from 'typeorm';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { SettingsRegistry } from 'src/settings/settings-registry';
+import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
+import { summariseRevision, type RevisionSummary } from 'src/settings/settings.events';
+import { authorOf, SettingsService } from 'src/settings/settings.service';
+
+/** Which settings' changes a caller may be told of: those whose View they hold. */
+export type SettingViewTest = (setting: string) => boolean;
+
+/**
+ * A guild's revisions as a feed of changes for event streams: who may follow it, what came after a
+ * given revision (to resume a stream without a gap), and where it stands.
+ */
+@Injectable()
+export class RevisionFeed {
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly registry: SettingsRegistry,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /**
+   * The settings whose changes the caller may see in the guild now (their View permission, a
+   * token's scope applied). 404 for a guild the bot is not in, as for the settings themselves.
+   */
+  async viewer(guildId: string, session: AuthenticatedSession): Promise<SettingViewTest> {
+    const may = await this.settings.permissionsIn(guildId, authorOf(session));
+    return (setting) => may(`${setting}.view`);
+  }
+
+  /** Refuses (403 `Restricted`) a caller who may view none of the guild's settings. */
+  async requireFollower(guildId: string, session: AuthenticatedSession): Promise<void> {
+    const views = await this.viewer(guildId, session);
+    if (this.registry.all().some((setting) => views(setting.schema.id))) return;
+    throw new AppException(
+      ErrorCode.Restricted,
+      "You need the View permission of at least one of this guild's settings to follow its changes",
+    );
+  }
+
+  /** The guild's revisions after `revision`, oldest first, at most `limit`. */
+  async after(guildId: string, revision: number, limit: number): Promise<RevisionSummary[]> {
+    const rows = await this.dataSource.getRepository(SettingsRevisionEntity).find({
+      where: { guild_id: guildId, revision: MoreThan(revision) },
+      order: { revision: 'ASC' },
+      take: limit,
+    });
+    return rows.map(summariseRevision);
+  }
+
+  /** The guild's newest revision number (0 before its first change). */
+  async latest(guildId: string): Promise<number> {
+    const newest = await this.dataSource
+      .getRepository(SettingsRevisionEntity)
+      .maximum('revision', { guild_id: guildId });
+    return newest ?? 0;
+  }
+}
