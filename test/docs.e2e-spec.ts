@@ -159,6 +159,32 @@ describe('API documentation', () => {
       }
     });
 
+    it('documents each error status once, with an example of every code it names', () => {
+      let checked = 0;
+      for (const [path, methods] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(methods)) {
+          for (const [status, response] of Object.entries(operation.responses)) {
+            const { description, content } = response as {
+              description: string;
+              content?: { 'application/json'?: { examples?: Record<string, unknown> } };
+            };
+            const examples = content?.['application/json']?.examples;
+            // The error responses by code (the body-size 413 and /readyz's 503 are written out).
+            if (Number(status) < 400 || !examples) continue;
+            checked++;
+            const named = /^Error: (\w+(?: or \w+)*)$/.exec(description)?.[1].split(' or ');
+            expect({ path, method, status, named }).toEqual({
+              path,
+              method,
+              status,
+              named: Object.keys(examples),
+            });
+          }
+        }
+      }
+      expect(checked).toBeGreaterThan(50);
+    });
+
     it('documents a 500 on every operation', () => {
       for (const [path, methods] of Object.entries(document.paths)) {
         for (const [method, operation] of Object.entries(methods)) {

@@ -11,8 +11,12 @@ export const BOT_EVENT_WINDOW = 1_000;
 /**
  * Numbers the events, keeps the window, records the state they lead to and publishes them, in one
  * step: a stream reading the window never sees an event that was not published, nor the reverse.
+ * Only while the caller holds the lead (one that lost it while stalled appends nothing), and the
+ * numbering starts from the clock: numbers stay larger than any before a restart of Redis.
  */
 const APPEND = `
+if redis.call('GET', KEYS[4]) ~= ARGV[5] then return false end
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[6]) end
 local events = cjson.decode(ARGV[2])
 local first = redis.call('INCRBY', KEYS[1], #events) - #events
 for i, event in ipairs(events) do
@@ -24,6 +28,8 @@ redis.call('SET', KEYS[3], ARGV[1])
 local published = cjson.encode(events)
 redis.call('PUBLISH', ARGV[4], '{"kind":"bot","events":' .. published .. '}')
 return published`;
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** Holds the lead while it is this holder's, or takes it when free: one ticker for all instances. */
 const LEAD = `
@@ -46,8 +52,9 @@ export class BotEventLog {
   private readonly holder = randomUUID();
   private readonly keys: { seq: string; window: string; state: string; lead: string };
   /** Without Redis. */
+  /** Numbered from the clock: larger than any number given out before this process started. */
   private local: { seq: number; window: BotEvent[]; state: BotHealth | null } = {
-    seq: 0,
+    seq: Date.now(),
     window: [],
     state: null,
   };
@@ -73,12 +80,26 @@ export class BotEventLog {
     return (await client.eval(LEAD, 1, this.keys.lead, this.holder, ttlMs)) === 1;
   }
 
+  /** Gives the lead up (a follower-less or stopping instance), so another takes it at once. */
+  async release(): Promise<void> {
+    const client = this.redis.client;
+    if (!client) return;
+    try {
+      await client.eval(RELEASE, 1, this.keys.lead, this.holder);
+    } catch {
+      // It expires on its own.
+    }
+  }
+
   /** The state the last events led to (null before the first), and the last event's number. */
   async last(): Promise<{ seq: number; state: BotHealth | null }> {
     const client = this.redis.client;
     if (!client) return { seq: this.local.seq, state: this.local.state };
     const [seq, state] = await client.mget(this.keys.seq, this.keys.state);
-    return { seq: Number(seq ?? 0), state: state ? (JSON.parse(state) as BotHealth) : null };
+    return {
+      seq: seq === null ? Date.now() : Number(seq),
+      state: state ? (JSON.parse(state) as BotHealth) : null,
+    };
   }
 
   /** Numbers, keeps and publishes `events`, which lead to `state`. */
@@ -87,14 +108,17 @@ export class BotEventLog {
     if (client) {
       await client.eval(
         APPEND,
-        3,
+        4,
         this.keys.seq,
         this.keys.window,
         this.keys.state,
+        this.keys.lead,
         JSON.stringify(state),
         JSON.stringify(events),
         BOT_EVENT_WINDOW,
         this.bus.redisChannel,
+        this.holder,
+        Date.now(),
       );
       return;
     }
@@ -129,7 +153,7 @@ export class BotEventLog {
       .lrange(this.keys.window, 0, -1)
       .exec()) as [[unknown, string | null], [unknown, string[]]];
     return {
-      seq: Number(seq ?? 0),
+      seq: seq === null ? Date.now() : Number(seq),
       window: window.map((text) => JSON.parse(text) as BotEvent),
     };
   }

@@ -9,7 +9,12 @@ import type { Observable } from 'rxjs';
 import { BotEventLog } from 'src/events/bot-event-log';
 import { botChanges, healthOf, type BotEvent } from 'src/events/bot-events';
 import { EventBus, type BusMessage } from 'src/events/event-bus';
-import { EventStreams, RECONNECT_DELAY_MS, type OpenStream } from 'src/events/event-streams';
+import {
+  anonymousOwner,
+  EventStreams,
+  RECONNECT_DELAY_MS,
+  type OpenStream,
+} from 'src/events/event-streams';
 import { StatsService } from 'src/stats/stats.service';
 
 /** How often the shards' state is compared with the last events (while anyone follows it). */
@@ -80,8 +85,12 @@ export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown
   }
 
   /** 429 past a stream limit; else the stream's events. */
-  async follow(address: string, lastEventId: number | null): Promise<Observable<MessageEvent>> {
-    const stream = this.streams.start('bot', { kind: 'anonymous', address });
+  async follow(
+    ip: string,
+    lastEventId: number | null,
+    signal: AbortSignal,
+  ): Promise<Observable<MessageEvent>> {
+    const stream = this.streams.start('bot', anonymousOwner(ip), signal);
     const follower = new BotFollower(stream);
     this.followers.add(follower);
     stream.onEnd(() => {
@@ -124,8 +133,10 @@ export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private stopTicker(): void {
-    if (this.ticker) clearInterval(this.ticker);
+    if (!this.ticker) return;
+    clearInterval(this.ticker);
     this.ticker = null;
+    this.tick = this.tick.then(() => this.log.release());
   }
 
   private async compare(): Promise<void> {

@@ -10,6 +10,7 @@ import { Observable, type Subscriber } from 'rxjs';
 import { Metrics } from 'src/common/metrics/metrics';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
 import { AppConfig, type EventsConfig } from 'src/config/app-config';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { SessionsInvalidatedEvent } from 'src/sessions/sessions.events';
@@ -21,8 +22,19 @@ export type StreamOwner =
   | { kind: 'session'; sessionId: string; userId: string; token: string }
   | { kind: 'anonymous'; address: string };
 
+/** The anonymous owner of a stream from `ip`: an IPv6 client counts as its /64, as for rate limits. */
+export function anonymousOwner(ip: string): StreamOwner {
+  return { kind: 'anonymous', address: rateLimitSubject(ip) };
+}
+
 /** How long a client waits before reconnecting after a stream ends (the SSE `retry` field). */
 export const RECONNECT_DELAY_MS = 3_000;
+
+/** Events a stream holds before Nest subscribes to it (its opening ones, or a resume's replay). */
+const MAX_PENDING_BEFORE_SUBSCRIBED = 2_000;
+
+/** Sessions checked again at once at each heartbeat. */
+const SESSION_CHECKS_AT_ONCE = 4;
 
 /**
  * One open stream: what it sends, and how it ends. Events sent before Nest subscribes (the opening
@@ -53,7 +65,24 @@ export class OpenStream {
   send(event: MessageEvent): void {
     if (this.ended) return;
     if (this.subscriber) this.subscriber.next(event);
-    else this.pending.push(event);
+    else if (this.pending.length < MAX_PENDING_BEFORE_SUBSCRIBED) this.pending.push(event);
+    // Nest subscribes as soon as the handler answers; a stream that never gets there is ended
+    // through its request's abort signal (see `endWhenAborted`), not left to fill up.
+    else this.end();
+  }
+
+  /** Heartbeats go only to a stream that is being written: nothing waits for one. */
+  beat(): void {
+    this.subscriber?.next({ comment: 'heartbeat' });
+  }
+
+  /**
+   * Ends the stream when its request's lifetime ends (`@SseSignal()`): the client left, even while
+   * the stream was being set up, before Nest subscribed (Nest then never does).
+   */
+  endWhenAborted(signal: AbortSignal): void {
+    if (signal.aborted) this.end();
+    else signal.addEventListener('abort', () => this.end(), { once: true });
   }
 
   onEnd(listener: () => void): void {
@@ -82,6 +111,7 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
   private readonly config: EventsConfig;
   private readonly open = new Set<OpenStream>();
   private heartbeat: NodeJS.Timeout | null = null;
+  private checking = false;
   private closing = false;
 
   constructor(
@@ -99,9 +129,10 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
   }
 
   /** Opens a stream, or refuses (429 `RateLimited`) one past a limit, or while shutting down. */
-  start(kind: StreamKind, owner: StreamOwner): OpenStream {
+  start(kind: StreamKind, owner: StreamOwner, signal: AbortSignal): OpenStream {
     this.checkLimits(owner);
     const stream = new OpenStream(kind, owner);
+    stream.endWhenAborted(signal);
     this.open.add(stream);
     stream.onEnd(() => this.open.delete(stream));
     this.heartbeat ??= this.startHeartbeat();
@@ -193,25 +224,51 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
       this.stopHeartbeat();
       return;
     }
-    for (const stream of [...this.open]) {
-      stream.send({ comment: 'heartbeat' });
-      if (stream.owner.kind === 'session') await this.recheck(stream, stream.owner.token);
+    for (const stream of this.open) stream.beat();
+    // One check at a time, never overlapping: a slow session store delays the checks, not the
+    // heartbeats.
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      await this.recheckSessions();
+    } finally {
+      this.checking = false;
     }
   }
 
   /**
    * A change made where this instance cannot hear of it (the admin CLI without Redis) reaches the
-   * session cache within its TTL; the session is checked again at each heartbeat to catch it.
+   * session cache within its TTL; each session holding streams is checked again at each heartbeat
+   * (once, however many streams it holds), a few at a time.
    */
-  private async recheck(stream: OpenStream, token: string): Promise<void> {
-    try {
-      const session = await this.sessions.authenticate(token);
-      if (!session || session.state === 'banned' || session.userState === 'banned') stream.end();
-    } catch (error) {
-      // The session store failing is not the session ending: the next heartbeat checks again.
-      if (!this.closing) {
-        this.logger.warn({ reason: (error as Error).message }, 'Could not check a stream session');
+  private async recheckSessions(): Promise<void> {
+    const byToken = new Map<string, OpenStream[]>();
+    for (const stream of this.open) {
+      if (stream.owner.kind !== 'session') continue;
+      const streams = byToken.get(stream.owner.token);
+      if (streams) streams.push(stream);
+      else byToken.set(stream.owner.token, [stream]);
+    }
+    const tokens = [...byToken.keys()];
+    let failures = 0;
+    let reason = '';
+    const worker = async (): Promise<void> => {
+      for (let token = tokens.pop(); token !== undefined; token = tokens.pop()) {
+        try {
+          const session = await this.sessions.authenticate(token);
+          if (!session || session.state === 'banned' || session.userState === 'banned') {
+            byToken.get(token)?.forEach((stream) => stream.end());
+          }
+        } catch (error) {
+          // The store failing is not the session ending: the next heartbeat checks again.
+          failures++;
+          reason = (error as Error).message;
+        }
       }
+    };
+    await Promise.all(Array.from({ length: SESSION_CHECKS_AT_ONCE }, worker));
+    if (failures > 0 && !this.closing) {
+      this.logger.warn({ failures, reason }, 'Could not check the sessions of some event streams');
     }
   }
 }

@@ -1,13 +1,16 @@
 import {
+  applyDecorators,
   Controller,
   createParamDecorator,
   type ExecutionContext,
   Param,
   Req,
   Sse,
+  SseSignal,
   type MessageEvent,
 } from '@nestjs/common';
 import {
+  ApiExtension,
   ApiExtraModels,
   ApiHeader,
   ApiOkResponse,
@@ -38,8 +41,14 @@ import {
 import { GuildEventsService } from 'src/events/guild-events.service';
 import { BotStatsDto } from 'src/stats/dto/bot-stats.dto';
 
-/** The largest event id a stream sends (revision numbers and bot event numbers). */
-const MAX_EVENT_ID = 2 ** 31 - 1;
+/** The largest event id a stream could send (revision numbers, bot event numbers). */
+const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Events waiting for a client that does not read (its socket's buffers full) are dropped with its
+ * connection past this many characters; the client reconnects and resumes from its last event.
+ */
+const SSE_OPTIONS = { maxPendingDataLength: 256 * 1024 };
 
 const EVENT_ID = new ParseIntegerPipe('Last-Event-ID', 0, MAX_EVENT_ID);
 
@@ -57,41 +66,35 @@ const LastEventIdHeader = ApiHeader({
   required: false,
   description:
     'The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects)',
-  schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$', example: '42' },
+  schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$', example: '42' },
 });
 
 /**
- * How an event stream is described. OpenAPI 3.0 has no model of a stream, so its schema lists the
- * events it carries (name, id and the `data` schema of each) as the items of an array: the body
- * itself is `text/event-stream`, each event an `event:`, `id:` and `data:` (JSON) block.
+ * How an event stream is described. OpenAPI 3.0 has no model of a stream: the body is a string
+ * (`text/event-stream`, so that generated clients read it as a stream, never as JSON), and the
+ * operation's `x-sse-events` lists the events it carries, each with the schema of its `data`.
  */
 function eventStreamResponse(
   events: Record<string, { description: string; data: string }>,
 ): MethodDecorator {
-  return ApiOkResponse({
-    description: 'The stream of events (Server-Sent Events)',
-    content: {
-      'text/event-stream': {
-        schema: {
-          type: 'array',
-          description:
-            "The stream's events, each sent as `event: <name>`, `id: <id>` and `data: <JSON>` lines (text/event-stream, not a JSON array)",
-          items: {
-            oneOf: Object.entries(events).map(([name, event]) => ({
-              type: 'object',
-              description: event.description,
-              required: ['event', 'id', 'data'],
-              properties: {
-                event: { type: 'string', enum: [name] },
-                id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' },
-                data: { $ref: getSchemaPath(event.data) },
-              },
-            })),
-          },
-        },
-      },
-    },
-  });
+  const list = Object.entries(events)
+    .map(([name, event]) => `\`${name}\` (${event.description}; data: ${event.data})`)
+    .join(', ');
+  return applyDecorators(
+    ApiOkResponse({
+      description: `The stream of events (Server-Sent Events): ${list}. Each is sent as \`event:\`, \`id:\` and \`data:\` (JSON) lines; \`: heartbeat\` comments keep the stream open.`,
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    }),
+    ApiExtension(
+      'x-sse-events',
+      Object.entries(events).map(([name, event]) => ({
+        event: name,
+        description: event.description,
+        id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' },
+        data: { $ref: getSchemaPath(event.data) },
+      })),
+    ),
+  );
 }
 
 /**
@@ -115,14 +118,14 @@ export class EventsController {
   ) {}
 
   @Auth()
-  @Sse('guilds/:guild_id/events')
+  @Sse('guilds/:guild_id/events', SSE_OPTIONS)
   @ApiSnowflakeParam('guild_id', DEMO_DEFAULTS.mainServer)
   @LastEventIdHeader
   @ApiProduces('text/event-stream')
   @ApiOperation({
     summary: "A guild's settings changes as they are committed (Server-Sent Events)",
     description:
-      "Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (up to 1,000 revisions; further behind, a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).",
+      "Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).",
   })
   @eventStreamResponse({
     ready: {
@@ -138,20 +141,22 @@ export class EventsController {
       data: 'GuildStreamPositionDto',
     },
   })
-  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
+  // 403 Restricted comes with @Auth().
+  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
   guildEventsStream(
     @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @LastEventId() lastEventId: number | null,
     @Req() request: FastifyRequest,
+    @SseSignal() signal: AbortSignal,
   ): Promise<Observable<MessageEvent>> {
     // Kept to check the session again while the stream is open; the guard has accepted it.
     const token = (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
-    return this.guildEvents.follow(guildId, session, token, lastEventId);
+    return this.guildEvents.follow(guildId, session, token, lastEventId, signal);
   }
 
   @Public()
-  @Sse('bot-stats/events')
+  @Sse('bot-stats/events', SSE_OPTIONS)
   @LastEventIdHeader
   @ApiProduces('text/event-stream')
   @ApiOperation({
@@ -168,7 +173,8 @@ export class EventsController {
   botEventsStream(
     @Req() request: FastifyRequest,
     @LastEventId() lastEventId: number | null,
+    @SseSignal() signal: AbortSignal,
   ): Promise<Observable<MessageEvent>> {
-    return this.botEvents.follow(request.ip, lastEventId);
+    return this.botEvents.follow(request.ip, lastEventId, signal);
   }
 }

@@ -14,6 +14,12 @@ import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/setting
  */
 export const GUILD_CATCH_UP_LIMIT = 1_000;
 
+/**
+ * How far back a resumed stream replays: a reconnect comes within seconds; a client away for longer
+ * reads the settings again (`reset`), and the trail itself is read with `settings_history.view`.
+ */
+export const GUILD_RESUME_WINDOW_MS = 10 * 60_000;
+
 /** One stream following a guild's settings changes, handled in order, one step at a time. */
 class GuildFollower {
   private lastSent = 0;
@@ -46,7 +52,7 @@ class GuildFollower {
         return;
       }
       this.lastSent = lastEventId;
-      await this.catchUp(latest);
+      await this.catchUp(latest, Date.now() - GUILD_RESUME_WINDOW_MS);
     });
   }
 
@@ -60,13 +66,20 @@ class GuildFollower {
     });
   }
 
-  /** Sends the revisions after the last sent, up to `until`, or a `reset` if they are too many. */
-  private async catchUp(until: number): Promise<void> {
+  /**
+   * Sends the revisions after the last sent, up to `until`; a `reset` instead if they are too many,
+   * or if the first was committed before `notBefore` (a client away for longer than the window).
+   */
+  private async catchUp(until: number, notBefore = 0): Promise<void> {
     if (until - this.lastSent > GUILD_CATCH_UP_LIMIT) {
       this.reset(until);
       return;
     }
     const missed = await this.feed.after(this.guildId, this.lastSent, until - this.lastSent);
+    if (missed.length > 0 && Date.parse(missed[0].created_at) < notBefore) {
+      this.reset(until);
+      return;
+    }
     await this.deliver(missed);
   }
 
@@ -77,7 +90,11 @@ class GuildFollower {
     for (const revision of revisions) {
       this.lastSent = revision.revision;
       if (!views(revision.setting)) continue;
-      this.stream.send({ type: 'settings', id: String(revision.revision), data: revision });
+      this.stream.send({
+        type: 'settings',
+        id: String(revision.revision),
+        data: this.feed.forClients(revision),
+      });
     }
   }
 
@@ -141,14 +158,14 @@ export class GuildEventsService implements OnModuleInit {
     session: AuthenticatedSession,
     token: string,
     lastEventId: number | null,
+    signal: AbortSignal,
   ): Promise<Observable<MessageEvent>> {
     await this.feed.requireFollower(guildId, session);
-    const stream = this.streams.start('guild', {
-      kind: 'session',
-      sessionId: session.id,
-      userId: session.userId,
-      token,
-    });
+    const stream = this.streams.start(
+      'guild',
+      { kind: 'session', sessionId: session.id, userId: session.userId, token },
+      signal,
+    );
     const follower = new GuildFollower(stream, guildId, session, this.feed, this.logger);
     let followers = this.followers.get(guildId);
     if (!followers) this.followers.set(guildId, (followers = new Set()));

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource, MoreThan, type FindOptionsSelect } from 'typeorm';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -8,6 +8,19 @@ import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { summariseRevision, type RevisionSummary } from 'src/settings/settings.events';
 import { authorOf, SettingsService } from 'src/settings/settings.service';
+
+const SUMMARY_COLUMNS: FindOptionsSelect<SettingsRevisionEntity> = {
+  guild_id: true,
+  revision: true,
+  setting: true,
+  key: true,
+  operation: true,
+  diff: true,
+  user_id: true,
+  session_type: true,
+  reverts: true,
+  created_at: true,
+};
 
 /** Which settings' changes a caller may be told of: those whose View they hold. */
 export type SettingViewTest = (setting: string) => boolean;
@@ -46,11 +59,27 @@ export class RevisionFeed {
   /** The guild's revisions after `revision`, oldest first, at most `limit`. */
   async after(guildId: string, revision: number, limit: number): Promise<RevisionSummary[]> {
     const rows = await this.dataSource.getRepository(SettingsRevisionEntity).find({
+      // What a summary needs: not the entries before and after.
+      select: SUMMARY_COLUMNS,
       where: { guild_id: guildId, revision: MoreThan(revision) },
       order: { revision: 'ASC' },
       take: limit,
     });
     return rows.map(summariseRevision);
+  }
+
+  /** A summary as clients see it: columns hidden on View are not named among those changed. */
+  forClients(summary: RevisionSummary): RevisionSummary {
+    const hidden = this.hiddenColumns(summary.setting);
+    if (hidden.size === 0) return summary;
+    return { ...summary, changed: summary.changed.filter((column) => !hidden.has(column)) };
+  }
+
+  private hiddenColumns(settingId: string): ReadonlySet<string> {
+    const columns = this.registry.get(settingId)?.schema.columns ?? [];
+    return new Set(
+      columns.filter((column) => column.hidden.includes('View')).map((column) => column.id),
+    );
   }
 
   /** The guild's newest revision number (0 before its first change). */

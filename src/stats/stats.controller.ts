@@ -37,7 +37,8 @@ export class StatsController {
   @ApiOperation({
     summary: 'A shard of the bot reports its state (API tokens of ROOT_USERS only)',
   })
-  @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted)
+  // 403 Restricted comes with @Auth().
+  @ApiErrorResponses(ErrorCode.BadRequest)
   report(
     @Param('shard_id', ParseShardIdPipe) shardId: number,
     @Body() body: ShardReportDto,

@@ -1,6 +1,7 @@
+import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { createApiToken, loginAs, type TestLogin } from 'test/support/auth';
+import { createApiToken, databaseOf, loginAs, type TestLogin } from 'test/support/auth';
 import { eventually } from 'test/support/eventually';
 import {
   openRawStream,
@@ -143,6 +144,25 @@ describe('GET /guilds/{guild_id}/events', () => {
     ]);
   });
 
+  it('tells a client away for longer than the resume window to read the settings again', async () => {
+    const first = track(guildStream(t(), owner.token));
+    const [ready] = await first.next(1);
+    first.close();
+    ok(await owner.exec('guildroles', 'Update', { role_id: ROLE.vip, perms: ['rpc.view'] }));
+    // The change was committed 11 minutes ago, as far as the trail says.
+    await databaseOf(t()).query(
+      `UPDATE settings_revisions SET created_at = now() - interval '11 minutes' WHERE guild_id = $1 AND revision > $2`,
+      [GUILD, Number(ready.id)],
+    );
+    const resumed = track(guildStream(t(), owner.token, ready.id));
+    const [reset] = await resumed.next(1);
+    expect(reset).toEqual({
+      type: 'reset',
+      id: String(Number(ready.id) + 1),
+      data: { guild_id: GUILD, revision: Number(ready.id) + 1 },
+    });
+  });
+
   it('answers an id it never sent with a reset to the current position', async () => {
     const stream = track(guildStream(t(), owner.token, '999999'));
     const [reset] = await stream.next(1);
@@ -150,7 +170,7 @@ describe('GET /guilds/{guild_id}/events', () => {
     expect(reset.data).toEqual({ guild_id: GUILD, revision: Number(reset.id) });
   });
 
-  it.each(['', 'x', '-1', '1.5', '01', '2147483648', '1, 2'])(
+  it.each(['', 'x', '-1', '1.5', '01', '9007199254740992', '99999999999999999', '1, 2'])(
     'refuses Last-Event-ID %j with 400 naming it',
     async (value) => {
       const res = await t()
@@ -160,12 +180,12 @@ describe('GET /guilds/{guild_id}/events', () => {
         .set('Last-Event-ID', value)
         .expect(400);
       expect(res.body).toEqual({
-        message: 'Last-Event-ID must be a whole number from 0 to 2147483647',
+        message: 'Last-Event-ID must be a whole number from 0 to 9007199254740991',
         code: 'BadRequest',
         details: [
           {
             field: 'Last-Event-ID',
-            message: 'Last-Event-ID must be a whole number from 0 to 2147483647',
+            message: 'Last-Event-ID must be a whole number from 0 to 9007199254740991',
           },
         ],
       });
@@ -271,6 +291,20 @@ describe('event stream limits, heartbeats and shutdown', () => {
   });
   afterAll(() => t.close());
 
+  /** A bot health stream opens (200) within a few seconds: closed streams gave their place back. */
+  async function expectPlaceForAnotherBotStream(): Promise<void> {
+    const next = await eventually(
+      () => openRawStream(t.port, '/bot-stats/events'),
+      (stream) => {
+        if (stream.response.statusCode === 200) return true;
+        stream.close();
+        return false;
+      },
+    );
+    expect(next.response.statusCode).toBe(200);
+    next.close();
+  }
+
   it('limits open streams per anonymous address, per user and per instance, with 429', async () => {
     const alice = await loginAs(t, DEMO_IDS.alice);
     const carol = await loginAs(t, DEMO_IDS.carol);
@@ -320,16 +354,24 @@ describe('event stream limits, heartbeats and shutdown', () => {
       streams.forEach((stream) => stream.close());
     }
     // Closed streams free their places.
-    const next = await eventually(
-      () => openRawStream(t.port, '/bot-stats/events'),
-      (stream) => {
-        if (stream.response.statusCode === 200) return true;
-        stream.close();
-        return false;
-      },
-    );
-    expect(next.response.statusCode).toBe(200);
-    next.close();
+    await expectPlaceForAnotherBotStream();
+  });
+
+  it('frees the place of a client that leaves while its stream is being opened', async () => {
+    // One anonymous stream per address here: each aborted one must give its place back.
+    for (let i = 0; i < 20; i++) {
+      const request = httpRequest({
+        host: '127.0.0.1',
+        port: t.port,
+        path: i % 2 === 0 ? '/bot-stats/events' : '/bot-stats/events?resume',
+        headers: { 'Last-Event-ID': '1' },
+      });
+      request.on('error', () => undefined);
+      request.end();
+      await sleep(i % 4);
+      request.destroy();
+    }
+    await expectPlaceForAnotherBotStream();
   });
 
   it('sends a heartbeat comment on idle streams', async () => {

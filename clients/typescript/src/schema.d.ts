@@ -141,7 +141,7 @@ export interface paths {
         };
         /**
          * A guild's settings changes as they are committed (Server-Sent Events)
-         * @description Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (up to 1,000 revisions; further behind, a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).
+         * @description Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).
          */
         get: operations["EventsController_guildEventsStream"];
         put?: never;
@@ -688,6 +688,11 @@ export interface components {
             session_type: "login" | "api" | null;
             /** @description The revision this change undid (a rollback), else null. */
             reverts: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            created_at: string;
             /** @example guildroles */
             setting: string;
             /**
@@ -703,11 +708,6 @@ export interface components {
              *     ]
              */
             changed: string[];
-            /**
-             * @description ISO 8601.
-             * @example 2026-11-24T08:00:00.000Z
-             */
-            created_at: string;
         };
         ShardStatusEventDto: {
             /** @example 0 */
@@ -2061,11 +2061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: Restricted
-             *
-             *     Error: ApiBanned or Restricted
-             */
+            /** @description Error: ApiBanned or Restricted */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2089,11 +2085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: RateLimited
-             *
-             *     Error: RateLimited
-             */
+            /** @description Error: RateLimited */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2102,11 +2094,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: InternalError
-             *
-             *     Error: InternalAuthError or InternalError
-             */
+            /** @description Error: InternalError or InternalAuthError */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2132,28 +2120,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream of events (Server-Sent Events) */
+            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry (id: its revision number); data: SettingsChangeEventDto), `reset` (The client missed too much to replay: read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": ({
-                        /** @enum {string} */
-                        event: "ready";
-                        id: string;
-                        data: components["schemas"]["GuildStreamPositionDto"];
-                    } | {
-                        /** @enum {string} */
-                        event: "settings";
-                        id: string;
-                        data: components["schemas"]["SettingsChangeEventDto"];
-                    } | {
-                        /** @enum {string} */
-                        event: "reset";
-                        id: string;
-                        data: components["schemas"]["GuildStreamPositionDto"];
-                    })[];
+                    "text/event-stream": string;
                 };
             };
             /** @description Error: BadRequest */
@@ -2174,11 +2147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: Restricted
-             *
-             *     Error: ApiBanned or Restricted
-             */
+            /** @description Error: ApiBanned or Restricted */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2196,11 +2165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: RateLimited
-             *
-             *     Error: RateLimited
-             */
+            /** @description Error: RateLimited */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2209,11 +2174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: InternalError
-             *
-             *     Error: InternalAuthError or InternalError
-             */
+            /** @description Error: InternalError or InternalAuthError */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2236,28 +2197,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream of events (Server-Sent Events) */
+            /** @description The stream of events (Server-Sent Events): `stats` (The current state: the body of GET /bot-stats; data: BotStatsDto), `shard` (A shard's status changed; data: ShardStatusEventDto), `totals` (The totals changed; data: BotTotalsEventDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": ({
-                        /** @enum {string} */
-                        event: "stats";
-                        id: string;
-                        data: components["schemas"]["BotStatsDto"];
-                    } | {
-                        /** @enum {string} */
-                        event: "shard";
-                        id: string;
-                        data: components["schemas"]["ShardStatusEventDto"];
-                    } | {
-                        /** @enum {string} */
-                        event: "totals";
-                        id: string;
-                        data: components["schemas"]["BotTotalsEventDto"];
-                    })[];
+                    "text/event-stream": string;
                 };
             };
             /** @description Error: BadRequest */
@@ -3224,11 +3170,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: RateLimited
-             *
-             *     Error: RateLimited
-             */
+            /** @description Error: RateLimited */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3237,11 +3179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /**
-             * @description Error: InternalError
-             *
-             *     Error: InternalAuthError or InternalError
-             */
+            /** @description Error: InternalError or InternalAuthError */
             500: {
                 headers: {
                     [name: string]: unknown;

@@ -44,7 +44,8 @@ export class SettingsChangeEventDto {
   @ApiProperty({ type: 'integer', minimum: 1, nullable: true })
   reverts!: number | null;
 
-  /** ISO 8601. @example "2026-11-24T08:00:00.000Z" */
+  /** @example "2026-11-24T08:00:00.000Z" */
+  @ApiProperty({ type: String, format: 'date-time' })
   created_at!: string;
 }
 
