@@ -53,7 +53,7 @@ const PUBLIC_API = {
     'settings.events',
     'revision-feed.service',
   ],
-  stats: ['stats.module', 'stats.service', 'shard-stats', 'dto/bot-stats.dto'],
+  stats: ['stats.module', 'stats.service', 'stats.events', 'shard-stats', 'dto/bot-stats.dto'],
   commands: ['commands.module', 'commands.commands'],
   health: ['health.module'],
   'client-config': ['client-config.module'],

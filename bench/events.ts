@@ -56,7 +56,9 @@ async function main(): Promise<void> {
     const root = await apiToken(baseUrl, await platform.loginToken(baseUrl, DEMO_IDS.demoUser));
 
     const hotPath = await measureHotPath(baseUrl, owner);
-    const soak = await soakStreams(service, owner, root);
+    // BENCH_SOAK_DURATION=0: the hot path only.
+    const soak =
+      SOAK_S > 0 ? await soakStreams(service, owner, root) : 'Not run (BENCH_SOAK_DURATION=0).';
     const markdown = [
       '# Event streams: cost and soak',
       '',

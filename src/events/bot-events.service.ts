@@ -5,6 +5,7 @@ import {
   type MessageEvent,
   type OnModuleInit,
 } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import type { Observable } from 'rxjs';
 import { BotEventLog } from 'src/events/bot-event-log';
 import { botChanges, healthOf, type BotEvent } from 'src/events/bot-events';
@@ -15,9 +16,13 @@ import {
   RECONNECT_DELAY_MS,
   type OpenStream,
 } from 'src/events/event-streams';
+import { ShardReportedEvent } from 'src/stats/stats.events';
 import { StatsService } from 'src/stats/stats.service';
 
-/** How often the shards' state is compared with the last events (while anyone follows it). */
+/**
+ * How often the shards' state is compared with the last events while anyone follows it (a shard
+ * falls silent without reporting); every report is compared at once too.
+ */
 export const BOT_HEALTH_INTERVAL_MS = 2_000;
 
 function streamed(event: BotEvent): MessageEvent {
@@ -65,6 +70,7 @@ export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown
   private readonly followers = new Set<BotFollower>();
   private ticker: NodeJS.Timeout | null = null;
   private tick: Promise<void> = Promise.resolve();
+  private compareQueued = false;
   private closing = false;
 
   constructor(
@@ -117,18 +123,37 @@ export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown
     return stream.events;
   }
 
+  /** A report may change a status: compared now, not at the next tick (a quick flap is seen). */
+  @OnEvent(ShardReportedEvent.event)
+  onShardReported(): void {
+    void this.bus.publish({ kind: 'shard-reported' });
+  }
+
   private dispatch(message: BusMessage): void {
+    if (message.kind === 'shard-reported') {
+      // Only an instance with followers compares; the one holding the lead appends.
+      if (this.ticker) this.compareSoon();
+      return;
+    }
     if (message.kind !== 'bot') return;
     for (const follower of this.followers) follower.receive(message.events);
   }
 
+  /** Queues a comparison, unless one is queued already: it will read the state as it is then. */
+  private compareSoon(): void {
+    if (this.compareQueued) return;
+    this.compareQueued = true;
+    this.tick = this.tick.then(() => {
+      this.compareQueued = false;
+      return this.compare();
+    });
+  }
+
   private startTicker(): NodeJS.Timeout {
-    const ticker = setInterval(() => {
-      this.tick = this.tick.then(() => this.compare());
-    }, BOT_HEALTH_INTERVAL_MS);
+    const ticker = setInterval(() => this.compareSoon(), BOT_HEALTH_INTERVAL_MS);
     ticker.unref();
     // At once too: a first follower hears of changes made before anyone followed.
-    this.tick = this.tick.then(() => this.compare());
+    this.compareSoon();
     return ticker;
   }
 

@@ -9,7 +9,9 @@ import type { BotEvent } from 'src/events/bot-events';
 /** What travels between instances: a guild's committed revisions, or bot health events. */
 export type BusMessage =
   | { kind: 'settings'; guildId: string; revisions: RevisionSummary[] }
-  | { kind: 'bot'; events: BotEvent[] };
+  | { kind: 'bot'; events: BotEvent[] }
+  /** A shard reported somewhere: the instance comparing the bot's health does so at once. */
+  | { kind: 'shard-reported' };
 
 type Listener = (message: BusMessage) => void;
 

@@ -162,7 +162,7 @@ export class EventsController {
   @ApiOperation({
     summary: "The bot's health as it changes: shard statuses and totals (Server-Sent Events)",
     description:
-      'Public, like `GET /bot-stats`. A new stream opens with a `stats` event (the body of `GET /bot-stats`); then `shard` events as shard statuses change (a shard silent for 2 minutes becomes `Unknown`) and `totals` events as the totals change, within about 2 seconds. A client that reconnects with `Last-Event-ID` receives what it missed from the last 1,000 events, or a fresh `stats` event if it is further behind. Comments (`: heartbeat`) keep idle streams open.',
+      'Public, like `GET /bot-stats`. A new stream opens with a `stats` event (the body of `GET /bot-stats`); then `shard` events as shard statuses change (a shard silent for 2 minutes becomes `Unknown`) and `totals` events as the totals change: at once after a report, within 2 seconds for a shard falling silent. A client that reconnects with `Last-Event-ID` receives what it missed from the last 1,000 events, or a fresh `stats` event if it is further behind. Comments (`: heartbeat`) keep idle streams open.',
   })
   @eventStreamResponse({
     stats: { description: 'The current state: the body of GET /bot-stats', data: 'BotStatsDto' },

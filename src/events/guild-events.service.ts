@@ -5,7 +5,7 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { AppException } from 'src/common/errors/app.exception';
 import { EventBus, type BusMessage } from 'src/events/event-bus';
 import { EventStreams, RECONNECT_DELAY_MS, type OpenStream } from 'src/events/event-streams';
-import { RevisionFeed } from 'src/settings/revision-feed.service';
+import { RevisionFeed, type SettingViewTest } from 'src/settings/revision-feed.service';
 import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/settings.events';
 
 /**
@@ -19,6 +19,9 @@ export const GUILD_CATCH_UP_LIMIT = 1_000;
  * reads the settings again (`reset`), and the trail itself is read with `settings_history.view`.
  */
 export const GUILD_RESUME_WINDOW_MS = 10 * 60_000;
+
+/** What a caller may view in the guild as of one change, resolved once per caller. */
+type ViewsOf = (session: AuthenticatedSession) => Promise<SettingViewTest>;
 
 /** One stream following a guild's settings changes, handled in order, one step at a time. */
 class GuildFollower {
@@ -56,13 +59,19 @@ class GuildFollower {
     });
   }
 
-  /** Revisions committed on some instance (in order); a gap before them is read from the trail. */
-  receive(revisions: readonly RevisionSummary[]): void {
+  /**
+   * Revisions committed on some instance (in order); a gap before them is read from the trail.
+   * `views` answers for the caller as of this change (shared by the streams of one caller).
+   */
+  receive(revisions: readonly RevisionSummary[], views: ViewsOf): void {
     this.enqueue(async () => {
       const fresh = revisions.filter((revision) => revision.revision > this.lastSent);
       if (fresh.length === 0) return;
       if (fresh[0].revision > this.lastSent + 1) await this.catchUp(fresh[0].revision - 1);
-      await this.deliver(fresh.filter((revision) => revision.revision > this.lastSent));
+      await this.deliver(
+        fresh.filter((revision) => revision.revision > this.lastSent),
+        () => views(this.session),
+      );
     });
   }
 
@@ -84,9 +93,12 @@ class GuildFollower {
   }
 
   /** Each revision of a setting the caller may view now; the others are skipped. */
-  private async deliver(revisions: readonly RevisionSummary[]): Promise<void> {
+  private async deliver(
+    revisions: readonly RevisionSummary[],
+    viewer: () => Promise<SettingViewTest> = () => this.feed.viewer(this.guildId, this.session),
+  ): Promise<void> {
     if (revisions.length === 0) return;
-    const views = await this.feed.viewer(this.guildId, this.session);
+    const views = await viewer();
     for (const revision of revisions) {
       this.lastSent = revision.revision;
       if (!views(revision.setting)) continue;
@@ -182,8 +194,22 @@ export class GuildEventsService implements OnModuleInit {
 
   private dispatch(message: BusMessage): void {
     if (message.kind !== 'settings') return;
-    for (const follower of this.followers.get(message.guildId) ?? []) {
-      follower.receive(message.revisions);
-    }
+    const followers = this.followers.get(message.guildId);
+    if (!followers) return;
+    // What each caller may view, resolved once per change however many streams the caller holds
+    // (a dashboard open in several tabs): the same answer each stream would get on its own.
+    const resolved = new Map<string, Promise<SettingViewTest>>();
+    const views: ViewsOf = (session) => {
+      const key = `${session.userId}:${JSON.stringify(session.scope)}`;
+      let test = resolved.get(key);
+      if (!test) {
+        test = this.feed.viewer(message.guildId, session);
+        // A refusal is each stream's own to handle; the shared promise must not go unhandled.
+        test.catch(() => undefined);
+        resolved.set(key, test);
+      }
+      return test;
+    };
+    for (const follower of followers) follower.receive(message.revisions, views);
   }
 }

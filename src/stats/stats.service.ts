@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import type { SharedCache } from 'src/common/cache/shared-cache';
@@ -9,6 +10,7 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import type { ShardReportDto, StoredShardDto } from 'src/stats/dto/shard-report.dto';
 import { summariseShards, type BotStats } from 'src/stats/shard-stats';
 import { ShardStatusEntity } from 'src/stats/shard-status.entity';
+import { ShardReportedEvent } from 'src/stats/stats.events';
 
 /** How long `GET /bot-stats` is served from the cache; a shard report clears it. */
 const STATS_TTL_MS = 5_000;
@@ -22,6 +24,7 @@ export class StatsService {
     @InjectRepository(ShardStatusEntity) private readonly shards: Repository<ShardStatusEntity>,
     private readonly clock: Clock,
     caches: SharedCacheFactory,
+    private readonly events: EventEmitter2,
   ) {
     this.cache = caches.create({
       namespace: 'stats',
@@ -52,6 +55,7 @@ export class StatsService {
     };
     await this.shards.upsert(row, ['shardId']);
     await this.cache.delete(STATS_KEY);
+    this.events.emit(ShardReportedEvent.event, new ShardReportedEvent(shardId));
     return {
       shard_id: row.shardId,
       status: row.status,

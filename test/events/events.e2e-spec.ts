@@ -460,6 +460,18 @@ describe('GET /bot-stats/events', () => {
       id: String(Number(stream.events[seen - 1].id) + 1),
       data: { shard_id: 0, status: 'Reconnecting', previous: 'Ready' },
     });
+    // A report is compared at once, not at the next 2 s tick: a quick flap is seen whole.
+    const flapStart = stream.events.length;
+    const started = Date.now();
+    await report(0, { ...SHARD_REPORT, status: 'Connecting' });
+    await sleep(300);
+    await report(0, SHARD_REPORT);
+    const flap = (await stream.next(flapStart + 2)).slice(flapStart);
+    expect(flap.map(({ type, data }) => ({ type, data }))).toEqual([
+      { type: 'shard', data: { shard_id: 0, status: 'Connecting', previous: 'Reconnecting' } },
+      { type: 'shard', data: { shard_id: 0, status: 'Ready', previous: 'Connecting' } },
+    ]);
+    expect(Date.now() - started).toBeLessThan(2_000);
     const ids = stream.events.slice(1).map((event) => Number(event.id));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
