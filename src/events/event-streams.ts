@@ -133,6 +133,9 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
     this.checkLimits(owner);
     const stream = new OpenStream(kind, owner);
     stream.endWhenAborted(signal);
+    // Headers go out with the first thing written: at once, even when a resumed stream has
+    // nothing to replay (a proxy waiting for the first byte would otherwise give up).
+    stream.send({ comment: 'open' });
     this.open.add(stream);
     stream.onEnd(() => this.open.delete(stream));
     this.heartbeat ??= this.startHeartbeat();

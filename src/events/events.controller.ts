@@ -133,11 +133,13 @@ export class EventsController {
       data: 'GuildStreamPositionDto',
     },
     settings: {
-      description: 'A committed change to one entry (id: its revision number)',
+      description:
+        'A committed change to one entry of a setting the caller may view (id: its revision number; a revision the caller may not see moves the id on with an `id:` line alone, dispatching nothing)',
       data: 'SettingsChangeEventDto',
     },
     reset: {
-      description: 'The client missed too much to replay: read the settings again',
+      description:
+        'The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest): read the settings again',
       data: 'GuildStreamPositionDto',
     },
   })

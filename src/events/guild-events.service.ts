@@ -99,15 +99,20 @@ class GuildFollower {
   ): Promise<void> {
     if (revisions.length === 0) return;
     const views = await viewer();
+    let skipped = false;
     for (const revision of revisions) {
       this.lastSent = revision.revision;
-      if (!views(revision.setting)) continue;
+      skipped = !views(revision.setting);
+      if (skipped) continue;
       this.stream.send({
         type: 'settings',
         id: String(revision.revision),
         data: this.feed.forClients(revision),
       });
     }
+    // An id alone moves the client's Last-Event-ID past revisions it may not see (no event is
+    // dispatched): a reconnect then resumes from here, not from before them.
+    if (skipped) this.stream.send({ id: String(this.lastSent) });
   }
 
   /** The client missed more than can be replayed: it reads the settings again. */

@@ -111,7 +111,8 @@ describe('the typed TypeScript client (clients/typescript)', () => {
       if (!body) throw new Error('no stream');
       const reader = body.getReader();
       let text = '';
-      while (!text.includes('\n\n', text.indexOf('data:'))) {
+      // Past the opening comment: up to the end of the first event with data.
+      while (!/data: .*\n\n/.test(text)) {
         const { value, done } = await reader.read();
         if (done) break;
         text += new TextDecoder().decode(value);

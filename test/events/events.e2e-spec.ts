@@ -123,6 +123,52 @@ describe('GET /guilds/{guild_id}/events', () => {
     );
   });
 
+  it("moves a caller's Last-Event-ID past the revisions it may not see, with an id alone", async () => {
+    const helperStream = track(guildStream(t(), helper.token));
+    const [ready] = await helperStream.next(1);
+    const raw = await openRawStream(t().port, `/guilds/${GUILD}/events`, {
+      Authorization: `Bearer ${helper.token}`,
+    });
+    try {
+      await eventually(
+        () => Promise.resolve(raw.text()),
+        (text) => text.includes('event: ready'),
+      );
+      ok(await owner.exec('auditlog_sinks', 'Create', { ...SINK_FIELDS, events: ['member_ban'] }));
+      const hidden = Number(ready.id) + 1;
+      const text = await eventually(
+        () => Promise.resolve(raw.text()),
+        (value) => value.includes(`\nid: ${hidden}\n\n`),
+      );
+      expect(text).toContain(`\nid: ${hidden}\n\n`);
+      expect(text).not.toContain('event: settings');
+      // A reconnect from that id has nothing to replay: no reset, no event.
+      const resumed = track(guildStream(t(), helper.token, String(hidden)));
+      await sleep(300);
+      expect(resumed.events).toEqual([]);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('answers a resumed stream with nothing to replay at once (headers, then heartbeats)', async () => {
+    const [ready] = await track(guildStream(t(), owner.token)).next(1);
+    const opened = openRawStream(t().port, `/guilds/${GUILD}/events`, {
+      Authorization: `Bearer ${owner.token}`,
+      'Last-Event-ID': ready.id,
+    });
+    const raw = await Promise.race([
+      opened,
+      sleep(2_000).then(() => Promise.reject(new Error('no headers within 2 s'))),
+    ]);
+    try {
+      expect(raw.response.statusCode).toBe(200);
+      expect(raw.response.headers['content-type']).toBe('text/event-stream');
+    } finally {
+      raw.close();
+    }
+  });
+
   it('resumes after Last-Event-ID with every revision missed, in order, and nothing twice', async () => {
     const first = track(guildStream(t(), owner.token));
     const [ready] = await first.next(1);

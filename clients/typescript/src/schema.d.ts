@@ -2120,7 +2120,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry (id: its revision number); data: SettingsChangeEventDto), `reset` (The client missed too much to replay: read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
+            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry of a setting the caller may view (id: its revision number; a revision the caller may not see moves the id on with an `id:` line alone, dispatching nothing); data: SettingsChangeEventDto), `reset` (The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest): read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
             200: {
                 headers: {
                     [name: string]: unknown;
