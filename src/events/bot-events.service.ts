@@ -45,6 +45,19 @@ class BotFollower {
     this.receive(this.waiting.splice(0));
   }
 
+  /** Messages may have been lost: the events after the last sent, or the whole state again. */
+  async resync(log: BotEventLog, stats: StatsService): Promise<void> {
+    if (!this.started) return;
+    const missed = await log.since(this.lastSent);
+    if (missed) {
+      this.receive(missed);
+      return;
+    }
+    const { seq } = await log.last();
+    this.stream.send({ type: 'stats', id: String(seq), data: await stats.currentStats() });
+    this.lastSent = Math.max(this.lastSent, seq);
+  }
+
   receive(events: readonly BotEvent[]): void {
     if (!this.started) {
       this.waiting.push(...events);
@@ -130,6 +143,15 @@ export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private dispatch(message: BusMessage): void {
+    if (message.kind === 'resync') {
+      for (const follower of this.followers) {
+        follower.resync(this.log, this.stats).catch((error: Error) => {
+          this.logger.warn({ reason: error.message }, 'Could not resume a bot health stream');
+          follower.stream.end();
+        });
+      }
+      return;
+    }
     if (message.kind === 'shard-reported') {
       // Only an instance with followers compares; the one holding the lead appends.
       if (this.ticker) this.compareSoon();

@@ -11,7 +11,9 @@ export type BusMessage =
   | { kind: 'settings'; guildId: string; revisions: RevisionSummary[] }
   | { kind: 'bot'; events: BotEvent[] }
   /** A shard reported somewhere: the instance comparing the bot's health does so at once. */
-  | { kind: 'shard-reported' };
+  | { kind: 'shard-reported' }
+  /** Delivered on this instance only: messages may have been lost (the subscription was renewed). */
+  | { kind: 'resync' };
 
 type Listener = (message: BusMessage) => void;
 
@@ -47,6 +49,7 @@ export class EventBus implements OnModuleInit, OnApplicationShutdown {
         if (this.closing) return;
         this.logger.warn({ reason: error.message }, 'Could not subscribe to stream events');
       },
+      () => this.deliver({ kind: 'resync' }),
     );
   }
 

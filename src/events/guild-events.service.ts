@@ -75,6 +75,14 @@ class GuildFollower {
     });
   }
 
+  /** Messages may have been lost: sends what the trail holds after the last sent. */
+  resync(): void {
+    this.enqueue(async () => {
+      const latest = await this.feed.latest(this.guildId);
+      if (latest > this.lastSent) await this.catchUp(latest);
+    });
+  }
+
   /**
    * Sends the revisions after the last sent, up to `until`; a `reset` instead if they are too many,
    * or if the first was committed before `notBefore` (a client away for longer than the window).
@@ -198,6 +206,12 @@ export class GuildEventsService implements OnModuleInit {
   }
 
   private dispatch(message: BusMessage): void {
+    if (message.kind === 'resync') {
+      for (const followers of this.followers.values()) {
+        for (const follower of followers) follower.resync();
+      }
+      return;
+    }
     if (message.kind !== 'settings') return;
     const followers = this.followers.get(message.guildId);
     if (!followers) return;

@@ -1,10 +1,14 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { UsersService } from 'src/users/users.service';
 import { createApiToken, loginAs } from 'test/support/auth';
 import { eventually } from 'test/support/eventually';
 import { openRawStream, StreamClient, type ReceivedEvent } from 'test/support/event-stream';
 import { SHARD_REPORT } from 'test/support/shard-report';
-import type { TestApp } from 'test/support/test-app';
+import { proxyRedis } from 'test/support/redis-proxy';
+import type { TcpProxy } from 'test/support/tcp-proxy';
+import { createTestApp, type TestApp } from 'test/support/test-app';
+import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 import { GUILD, ok, ROLE, SINK_FIELDS } from 'test/settings/settings-support';
 
@@ -148,5 +152,67 @@ describeShared('event streams across two instances', () => {
     // Anonymous streams are not anyone's session: they stay open.
     expect(bot.response.complete).toBe(false);
     bot.close();
+  });
+});
+
+/**
+ * One instance loses Redis for a while (its connections cut by a proxy) while the other commits a
+ * change: the message never reaches the first, which reads what it missed from the revisions as
+ * soon as its subscription is renewed.
+ */
+describeShared('event streams after a lost Redis connection', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let cut: TestApp;
+  let other: TestApp;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const shared = { ...database, drop: () => Promise.resolve() };
+    const redis = await proxyRedis();
+    proxy = redis.proxy;
+    const prefix = `events-resync-${Date.now()}:`;
+    cut = await createTestApp({
+      database: shared,
+      env: { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix },
+    });
+    other = await createTestApp({ database: shared, env: { REDIS_KEY_PREFIX: prefix } });
+  });
+  afterAll(async () => {
+    await cut.close();
+    await other.close();
+    await proxy.close();
+    await database.drop();
+  });
+
+  it('sends the changes committed elsewhere while the subscription was down', async () => {
+    const { token } = await loginAs(other, DEMO_IDS.alice);
+    const stream = new StreamClient(
+      `http://127.0.0.1:${cut.port}/guilds/${GUILD}/events`,
+      ['ready', 'settings', 'reset'],
+      { token },
+    );
+    try {
+      const [ready] = await stream.next(1);
+      proxy.cut();
+      const sink = ok(
+        await other
+          .http()
+          .post(`/guilds/${GUILD}/settings`)
+          .set('Authorization', `Bearer ${token}`)
+          .send({ setting: 'auditlog_sinks', operation: 'Create', fields: SINK_FIELDS }),
+      ) as { id: string };
+      await sleep(500);
+      expect(stream.events).toHaveLength(1);
+      proxy.restore();
+      const [, missed] = await stream.next(2, 20_000);
+      expect(missed).toMatchObject({
+        type: 'settings',
+        id: String(Number(ready.id) + 1),
+        data: { setting: 'auditlog_sinks', key: { id: sink.id }, operation: 'Create' },
+      });
+    } finally {
+      stream.close();
+    }
   });
 });
