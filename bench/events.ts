@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { BENCH_IDS, BENCH_ROLE_IDS, BenchPlatform } from './bench-platform';
-import { median, requestsPerSecond, rounds, type Scenario } from './throughput';
+import { compareAlternating, requestsPerSecond, type Scenario } from './throughput';
 import {
   ROOT,
   rssMb,
@@ -96,50 +96,28 @@ async function measureHotPath(baseUrl: string, owner: string): Promise<string[]>
       headers: { Authorization: `Bearer ${owner}` },
     },
   ];
+  const options = { connections: CONNECTIONS, durationS: DURATION_S };
   const rows: string[] = [];
   for (const scenario of scenarios) {
-    const without: number[] = [];
-    const withStreams: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const measureWithout = async (): Promise<void> => {
-        without.push(
-          await requestsPerSecond(baseUrl, scenario, {
-            connections: CONNECTIONS,
-            durationS: DURATION_S,
-          }),
-        );
-      };
-      const measureWith = async (): Promise<void> => {
+    const comparison = await compareAlternating(
+      scenario.name,
+      ROUNDS,
+      () => requestsPerSecond(baseUrl, scenario, options),
+      async () => {
         const streams = [
           openStream(baseUrl, `/guilds/${BENCH_IDS.guild}/events`, owner),
           openStream(baseUrl, '/bot-stats/events'),
         ];
         await sleep(200);
         try {
-          withStreams.push(
-            await requestsPerSecond(baseUrl, scenario, {
-              connections: CONNECTIONS,
-              durationS: DURATION_S,
-            }),
-          );
+          return await requestsPerSecond(baseUrl, scenario, options);
         } finally {
           streams.forEach((stream) => stream.request.destroy());
         }
-      };
-      for (const run of round % 2 === 0
-        ? [measureWithout, measureWith]
-        : [measureWith, measureWithout]) {
-        await run();
-      }
-    }
-    const a = median(without);
-    const b = median(withStreams);
-    console.log(
-      `${scenario.name}: ${Math.round(a)} req/s without, ${Math.round(b)} with idle streams (${(b / a).toFixed(3)})`,
+      },
     );
-    rows.push(
-      `| ${scenario.name} | ${Math.round(a)} | ${Math.round(b)} | ${(b / a).toFixed(3)} | ${rounds(without)} | ${rounds(withStreams)} |`,
-    );
+    console.log(`${scenario.name}: with idle streams ÷ without ${comparison.ratio.toFixed(3)}`);
+    rows.push(comparison.row);
   }
   return rows;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BenchPlatform } from './bench-platform';
-import { median, requestsPerSecond, rounds, type Scenario } from './throughput';
+import { compareAlternating, requestsPerSecond, type Scenario } from './throughput';
 import {
   ROOT,
   startServiceProcess,
@@ -50,35 +50,16 @@ async function main(): Promise<void> {
     const offScenarios = await scenarios(off.baseUrl);
     const onScenarios = await scenarios(on.baseUrl);
     const rows: string[] = [];
+    const options = { connections: CONNECTIONS, durationS: DURATION_S };
     for (const [i, scenario] of offScenarios.entries()) {
-      const offRuns: number[] = [];
-      const onRuns: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        // Which goes first alternates, so neither gains from its place in the round.
-        const measureOff = async (): Promise<void> => {
-          offRuns.push(
-            await requestsPerSecond(off.baseUrl, scenario, {
-              connections: CONNECTIONS,
-              durationS: DURATION_S,
-            }),
-          );
-        };
-        const measureOn = async (): Promise<void> => {
-          onRuns.push(await measureWhileScraped(on.baseUrl, onScenarios[i], metricsPort));
-        };
-        for (const run of round % 2 === 0 ? [measureOff, measureOn] : [measureOn, measureOff]) {
-          await run();
-        }
-      }
-      const offRps = median(offRuns);
-      const onRps = median(onRuns);
-      const ratio = onRps / offRps;
-      console.log(
-        `${scenario.name}: metrics off ${Math.round(offRps)} req/s, on ${Math.round(onRps)} req/s (${ratio.toFixed(3)})`,
+      const comparison = await compareAlternating(
+        scenario.name,
+        ROUNDS,
+        () => requestsPerSecond(off.baseUrl, scenario, options),
+        () => measureWhileScraped(on.baseUrl, onScenarios[i], metricsPort),
       );
-      rows.push(
-        `| ${scenario.name} | ${Math.round(offRps)} | ${Math.round(onRps)} | ${ratio.toFixed(3)} | ${rounds(offRuns)} | ${rounds(onRuns)} |`,
-      );
+      console.log(`${scenario.name}: metrics on ÷ off ${comparison.ratio.toFixed(3)}`);
+      rows.push(comparison.row);
     }
     const markdown = [
       '# Metrics: cost on the hot path',

@@ -25,12 +25,47 @@ export async function requestsPerSecond(
   return result.requests.average;
 }
 
-export function median(values: number[]): number {
+function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }
 
 /** Each round's figure, rounded, for the results table. */
-export function rounds(values: number[]): string {
+function rounds(values: number[]): string {
   return values.map((v) => Math.round(v)).join(', ');
+}
+
+/** The figures of a baseline and a variant, measured in alternating rounds. */
+export interface Comparison {
+  /** Median of the variant ÷ median of the baseline. */
+  ratio: number;
+  /** The results table's row: scenario, both medians, the ratio and every round's figure. */
+  row: string;
+}
+
+/**
+ * Measures `baseline` and `variant` `times` times each, which goes first alternating from round to
+ * round so that neither gains from its place (drift of the machine hits both alike).
+ */
+export async function compareAlternating(
+  name: string,
+  times: number,
+  baseline: () => Promise<number>,
+  variant: () => Promise<number>,
+): Promise<Comparison> {
+  const figures = { baseline: [] as number[], variant: [] as number[] };
+  const measureBaseline = async (): Promise<void> => void figures.baseline.push(await baseline());
+  const measureVariant = async (): Promise<void> => void figures.variant.push(await variant());
+  for (let round = 0; round < times; round++) {
+    const order =
+      round % 2 === 0 ? [measureBaseline, measureVariant] : [measureVariant, measureBaseline];
+    for (const measure of order) await measure();
+  }
+  const a = median(figures.baseline);
+  const b = median(figures.variant);
+  const ratio = b / a;
+  return {
+    ratio,
+    row: `| ${name} | ${Math.round(a)} | ${Math.round(b)} | ${ratio.toFixed(3)} | ${rounds(figures.baseline)} | ${rounds(figures.variant)} |`,
+  };
 }

@@ -16,6 +16,7 @@ import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
 import { Metrics } from 'src/common/metrics/metrics';
+import { SessionsService } from 'src/sessions/sessions.service';
 import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 
 export const API_TITLE = 'Bot Management Service API';
@@ -107,6 +108,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     ].join(', '),
   });
   prepareSessionRequests(fastify);
+  // The HTTP service only (not the CLI, which shares the modules): tokens valid before a restart
+  // pass an address refused for failed authentications.
+  fastify.addHook('onReady', () => app.get(SessionsService).loadKnownTokens());
   // JSON only: any other content type is refused (415, rendered as BadRequest).
   fastify.removeContentTypeParser('text/plain');
   // Nesting is capped before parsing: 30,000 levels would overflow the validators' stack.

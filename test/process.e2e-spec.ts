@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from 'test/support/eventually';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import { committedDocument } from 'test/support/contract';
@@ -328,33 +329,18 @@ describeShared('the admin CLI with Redis', () => {
     expect(banned.code).toBe(0);
     // With Redis the CLI has nothing to add: running services are told at once.
     expect(banned.stdout.trim()).toBe(`User ${DEMO_IDS.carol} is banned.`);
-    expect(await until(me, (answer) => answer.status === 403, 2_000)).toEqual({
+    expect(await eventually(me, (answer) => answer.status === 403, 2_000)).toEqual({
       status: 403,
       code: 'ApiBanned',
     });
 
     expect((await runToExit(env, [CLI, 'users:unban', DEMO_IDS.carol])).code).toBe(0);
-    expect(await until(me, (answer) => answer.status === 200, 2_000)).toEqual({
+    expect(await eventually(me, (answer) => answer.status === 200, 2_000)).toEqual({
       status: 200,
       code: undefined,
     });
   });
 });
-
-/** Asks again until the answer is what is expected or `withinMs` has passed; the last answer. */
-async function until<T>(
-  ask: () => Promise<T>,
-  done: (answer: T) => boolean,
-  withinMs: number,
-): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  let answer = await ask();
-  while (!done(answer) && Date.now() < deadline) {
-    await sleep(20);
-    answer = await ask();
-  }
-  return answer;
-}
 
 function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.

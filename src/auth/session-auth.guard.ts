@@ -1,9 +1,4 @@
-import {
-  type CanActivate,
-  type ExecutionContext,
-  Injectable,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
 import { BearerStrategy } from 'src/auth/bearer.strategy';
@@ -55,7 +50,7 @@ interface StrategyActions {
  * decoration and login step: on every request they cost more than the lookup itself.
  */
 @Injectable()
-export class SessionAuthGuard implements CanActivate, OnApplicationBootstrap {
+export class SessionAuthGuard implements CanActivate {
   /** By controller class, then handler: a handler inherited by two controllers may differ. */
   private readonly routes = new Map<object, Map<object, RouteAuth>>();
 
@@ -65,11 +60,6 @@ export class SessionAuthGuard implements CanActivate, OnApplicationBootstrap {
     private readonly sessions: SessionsService,
     private readonly strategy: BearerStrategy,
   ) {}
-
-  /** The HTTP service only (not the CLI): tokens valid before a restart pass a refused address. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.sessions.loadKnownTokens();
-  }
 
   /** A public route is let through synchronously: Nest then awaits nothing for it. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
@@ -166,7 +156,7 @@ function isAuthenticationFailure(error: unknown): boolean {
 }
 
 /** The token the bearer strategy will read from the header (both forms), if any. */
-function bearerToken(header: string | string[] | undefined): string | null {
+export function bearerToken(header: string | string[] | undefined): string | null {
   if (typeof header !== 'string' || header.trim() === '') return null;
   if (!BEARER.test(header)) return header.trim();
   const parts = header.split(' ');

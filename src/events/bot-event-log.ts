@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { releaseRedisLock } from 'src/common/redis/redis-lock';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 import type { BotEvent, BotEventBody, BotHealth } from 'src/events/bot-events';
@@ -28,8 +29,6 @@ redis.call('SET', KEYS[3], ARGV[1])
 local published = cjson.encode(events)
 redis.call('PUBLISH', ARGV[4], '{"kind":"bot","events":' .. published .. '}')
 return published`;
-
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** Holds the lead while it is this holder's, or takes it when free: one ticker for all instances. */
 const LEAD = `
@@ -83,12 +82,7 @@ export class BotEventLog {
   /** Gives the lead up (a follower-less or stopping instance), so another takes it at once. */
   async release(): Promise<void> {
     const client = this.redis.client;
-    if (!client) return;
-    try {
-      await client.eval(RELEASE, 1, this.keys.lead, this.holder);
-    } catch {
-      // It expires on its own.
-    }
+    if (client) await releaseRedisLock(client, this.keys.lead, this.holder);
   }
 
   /** The state the last events led to (null before the first), and the last event's number. */

@@ -31,6 +31,9 @@ export type SettingViewTest = (setting: string) => boolean;
  */
 @Injectable()
 export class RevisionFeed {
+  /** Columns hidden on View, per setting: a schema never changes once the registry is built. */
+  private readonly hidden = new Map<string, ReadonlySet<string>>();
+
   constructor(
     private readonly settings: SettingsService,
     private readonly registry: SettingsRegistry,
@@ -75,18 +78,23 @@ export class RevisionFeed {
     return { ...summary, changed: summary.changed.filter((column) => !hidden.has(column)) };
   }
 
-  private hiddenColumns(settingId: string): ReadonlySet<string> {
-    const columns = this.registry.get(settingId)?.schema.columns ?? [];
-    return new Set(
-      columns.filter((column) => column.hidden.includes('View')).map((column) => column.id),
-    );
-  }
-
   /** The guild's newest revision number (0 before its first change). */
   async latest(guildId: string): Promise<number> {
     const newest = await this.dataSource
       .getRepository(SettingsRevisionEntity)
       .maximum('revision', { guild_id: guildId });
     return newest ?? 0;
+  }
+
+  private hiddenColumns(settingId: string): ReadonlySet<string> {
+    let hidden = this.hidden.get(settingId);
+    if (!hidden) {
+      const columns = this.registry.get(settingId)?.schema.columns ?? [];
+      hidden = new Set(
+        columns.filter((column) => column.hidden.includes('View')).map((column) => column.id),
+      );
+      this.hidden.set(settingId, hidden);
+    }
+    return hidden;
   }
 }

@@ -14,8 +14,8 @@ import type {
 } from 'src/settings/dto/transfer.dto';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { defaultOrder, keyOf, stableJson, toApi } from 'src/settings/setting-rows';
+import { RevisionFeed } from 'src/settings/revision-feed.service';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
-import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { revisionDto } from 'src/settings/settings-revisions.service';
 import {
   SettingsService,
@@ -55,6 +55,7 @@ export class SettingsTransferService {
     private readonly settings: SettingsService,
     private readonly guilds: GuildAccessService,
     private readonly clock: Clock,
+    private readonly feed: RevisionFeed,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -78,15 +79,13 @@ export class SettingsTransferService {
         'You may view none of this guild’s settings: there is nothing to export',
       );
     }
-    const revision = await this.dataSource
-      .getRepository(SettingsRevisionEntity)
-      .maximum('revision', { guild_id: guildId });
+    const revision = await this.feed.latest(guildId);
     return {
       format: EXPORT_FORMAT,
       version: EXPORT_VERSION,
       guild_id: guildId,
       exported_at: this.clock.now().toISOString(),
-      revision: revision ?? 0,
+      revision,
       settings: exported,
     };
   }

@@ -32,11 +32,17 @@ export async function acquireRedisLock(
     if (Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, options.pollMs));
   }
-  return async () => {
-    try {
-      await client.eval(COMPARE_AND_DELETE, 1, key, token);
-    } catch {
-      // It expires on its own.
-    }
-  };
+  return () => releaseRedisLock(client, key, token);
+}
+
+/**
+ * Deletes `key` only while it still holds `token`: a holder whose lock expired never deletes the
+ * next holder's. A failure is ignored: the lock expires on its own.
+ */
+export async function releaseRedisLock(client: Redis, key: string, token: string): Promise<void> {
+  try {
+    await client.eval(COMPARE_AND_DELETE, 1, key, token);
+  } catch {
+    // It expires on its own.
+  }
 }
