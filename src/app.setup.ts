@@ -6,10 +6,10 @@ import { HttpStatus } from '@nestjs/common';
 import { ErrorResponseDto } from 'src/common/errors/error-response.dto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
-import fastifyCors from '@fastify/cors';
 import { AppModule } from 'src/app.module';
 import { prepareSessionRequests } from 'src/auth/session-request';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
+import { registerCorsPreflight, withCorsHeaders } from 'src/common/http/cors';
 import { registerJsonBodyParser } from 'src/common/validation/json-body';
 import { AccessLogController } from 'src/common/logging/access-log';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
@@ -90,23 +90,9 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   app.useLogger(new AppLogger(fastify.log as Logger));
-  // Tokens travel in the Authorization header, never in cookies, so any origin may call the API.
   // Registered on Fastify itself: `app.enableCors()` would copy every CORS header a second time
   // per response, for Nest middleware this service does not use.
-  await app.register(fastifyCors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    // One string: the plugin would join a list again on every response.
-    exposedHeaders: [
-      REQUEST_ID_HEADER,
-      'ETag',
-      'Retry-After',
-      'X-RateLimit-Limit',
-      'X-RateLimit-Remaining',
-      'X-RateLimit-Reset',
-      'X-RateLimit-Bucket',
-    ].join(', '),
-  });
+  await registerCorsPreflight(fastify);
   prepareSessionRequests(fastify);
   // The HTTP service only (not the CLI, which shares the modules): tokens valid before a restart
   // pass an address refused for failed authentications.
@@ -119,6 +105,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     // Through Fastify's reply, not the raw response: one header set on the raw response sends
     // every other header of the answer through Node's slow per-header path.
     void reply.header(REQUEST_ID_HEADER, request.id);
+    withCorsHeaders(reply);
     // Everything done for this request, to its end, logs with its id.
     requestContext.run({ requestId: request.id }, done);
   });

@@ -235,6 +235,18 @@ describe('error model (every error is {message, code} JSON)', () => {
     expect(res.headers['access-control-allow-headers']).toContain('authorization');
     const get = await t().http().get('/config').set('Origin', 'https://dashboard.example');
     expect(get.headers['access-control-expose-headers']).toContain('X-Request-Id');
+    // Error answers too, or a browser could not read the error body or the request id.
+    for (const refused of [
+      await t().http().get('/sessions/@me').set('Origin', 'https://a.example').expect(401),
+      await t().http().get('/nowhere').set('Origin', 'https://a.example').expect(404),
+      await t().http().get('/config').set('Origin', 'https://a.example'),
+    ]) {
+      expect(refused.headers['access-control-allow-origin']).toBe('*');
+      expect(refused.headers['access-control-expose-headers']).toBe(
+        'X-Request-Id, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Bucket',
+      );
+      expect(refused.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 
   it('refuses JSON that tries to pollute the prototype', async () => {

@@ -18,7 +18,9 @@ export class RootUserGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const session = context.switchToHttp().getRequest<{ user?: AuthenticatedSession }>().user;
+    const { session } = context
+      .switchToHttp()
+      .getRequest<{ session?: AuthenticatedSession | null }>();
     if (session?.scope) {
       // A scope names guilds and permission strings; the internal routes are neither.
       throw new AppException(

@@ -22,7 +22,7 @@ interface HeaderCarrier {
 
 type SessionRequest = HeaderCarrier & {
   ip: string;
-  user: AuthenticatedSession | null;
+  session: AuthenticatedSession | null;
   params?: unknown;
 };
 
@@ -87,7 +87,7 @@ export class SessionAuthGuard implements CanActivate {
       if (isAuthenticationFailure(error)) await this.countFailure(request.ip, reply);
       throw error;
     }
-    request.user = session;
+    request.session = session;
     if (!route.accepted.includes(session.type)) {
       throw new AppException(
         ErrorCode.Restricted,

@@ -31,7 +31,8 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
-function setUp(): {
+/** `shared`: instances share invalidations (a Redis client, here one that only publishes). */
+function setUp({ shared = false }: { shared?: boolean } = {}): {
   service: SessionsService;
   invalidation: SessionInvalidation;
   query: jest.Mock<Promise<unknown[]>, [string, unknown[]]>;
@@ -42,7 +43,10 @@ function setUp(): {
   const redis = { client: null } as RedisConnection;
   const clock = new Clock();
   const cache = new SessionCache();
-  const invalidation = new SessionInvalidation(cache, redis, new EventEmitter2(), config);
+  const channel = shared
+    ? ({ client: { publish: () => Promise.resolve(1) } } as unknown as RedisConnection)
+    : redis;
+  const invalidation = new SessionInvalidation(cache, channel, new EventEmitter2(), config);
   const service = new SessionsService(
     repository as unknown as Repository<SessionEntity>,
     {} as DataSource,
@@ -89,6 +93,50 @@ describe('SessionsService.authenticate and invalidations', () => {
     // But the next request looks again, and the revoked session is gone.
     expect(await service.authenticate(token)).toBeNull();
     expect(query).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('SessionsService.cachedSession (answering without a promise)', () => {
+  it('leaves a token it has not resolved yet to authenticate', async () => {
+    const { service, query } = setUp();
+    const token = generateSessionToken('login');
+    expect(service.cachedSession(token)).toBeUndefined();
+    query.mockResolvedValueOnce([ROW]);
+    await service.authenticate(token);
+    expect(service.cachedSession(token)).toMatchObject({ id: ROW.id });
+    expect(query).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses a malformed token at once', () => {
+    const { service, query } = setUp();
+    expect(service.cachedSession('arl_short')).toBeNull();
+    expect(query).not.toHaveBeenCalled();
+  });
+
+  it('refuses a cached session that has expired since', async () => {
+    const { service, query } = setUp();
+    const token = generateSessionToken('login');
+    query.mockResolvedValueOnce([{ ...ROW, expires_at: new Date(Date.now() + 50) }]);
+    expect(await service.authenticate(token)).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(service.cachedSession(token)).toBeNull();
+  });
+
+  it('forgets a revoked session at once', async () => {
+    const { service, invalidation, query } = setUp();
+    const token = generateSessionToken('login');
+    query.mockResolvedValueOnce([ROW]);
+    await service.authenticate(token);
+    await invalidation.sessionChanged(ROW.id);
+    expect(service.cachedSession(token)).toBeUndefined();
+  });
+
+  it('always defers to authenticate when instances share invalidations', async () => {
+    const { service, query } = setUp({ shared: true });
+    const token = generateSessionToken('login');
+    query.mockResolvedValueOnce([ROW]);
+    await service.authenticate(token);
+    expect(service.cachedSession(token)).toBeUndefined();
   });
 });
 

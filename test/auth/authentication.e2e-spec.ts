@@ -1,4 +1,9 @@
 import { createHash } from 'node:crypto';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import type { Type } from '@nestjs/common';
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { createApiToken, databaseOf, loginAs, type TestLogin } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
@@ -14,6 +19,35 @@ describe('authentication', () => {
   beforeAll(async () => {
     login = await loginAs(t());
     api = await createApiToken(t(), login.token);
+  });
+
+  it('never hands a public route the session (it would get null)', () => {
+    const reflector = t().app.get(Reflector);
+    const takingSession: string[] = [];
+    for (const module of t().app.get(ModulesContainer).values()) {
+      for (const { metatype } of module.controllers.values()) {
+        if (!metatype) continue;
+        const controller = metatype as { name: string; prototype: Record<string, unknown> };
+        for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+          const handler = controller.prototype[name];
+          if (name === 'constructor' || typeof handler !== 'function') continue;
+          const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as object;
+          if (!Object.keys(args).some((key) => key.startsWith(`${RouteParamtypes.SESSION}:`))) {
+            continue;
+          }
+          const route = `${controller.name}.${name}`;
+          takingSession.push(route);
+          const isPublic = reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
+            handler,
+            metatype as Type,
+          ]);
+          expect({ route, isPublic: isPublic ?? false }).toEqual({ route, isPublic: false });
+        }
+      }
+    }
+    // Every controller of the API that acts for its caller: the test cannot pass on none.
+    expect(takingSession.length).toBeGreaterThanOrEqual(13);
+    expect(takingSession).toContain('SessionsController.current');
   });
 
   describe('header forms', () => {

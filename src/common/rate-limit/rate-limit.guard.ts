@@ -10,7 +10,7 @@ import {
 } from 'src/common/rate-limit/rate-limit.decorator';
 import { mostPressing, RateLimiter, type BucketState } from 'src/common/rate-limit/rate-limiter';
 
-type Request = FastifyRequest & { user?: AuthenticatedSession | null };
+type Request = FastifyRequest & { session?: AuthenticatedSession | null };
 
 /**
  * The global rate limit (`APP_GUARD`, after authentication): every request counts in `authenticated`
@@ -30,7 +30,7 @@ export class RateLimitGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT_KEY, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
-    const userId = request.user?.userId;
+    const userId = request.session?.userId;
     const counts: Promise<BucketState>[] = [
       userId
         ? this.limiter.count('authenticated', userId)
