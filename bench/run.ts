@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,13 @@ import { SCENARIOS, type Scenario } from './scenarios';
 import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { prepareSoakMix } from './soak';
 import { BenchPlatform } from './bench-platform';
-import { ROOT, rssMb, startServiceProcess, stopServiceProcess } from './service-process';
+import {
+  ROOT,
+  rssMb,
+  SERVICE_NODE_OPTIONS,
+  startServiceProcess,
+  stopServiceProcess,
+} from './service-process';
 
 /**
  * `npm run bench`: every scenario against the built service on the embedded default and on
@@ -73,9 +79,11 @@ interface EngineResults {
 }
 
 async function main(): Promise<void> {
+  const floorMb = stackFloorMb();
+  console.log(`stack floor: ${floorMb} MiB resident with the libraries alone`);
   const platform = await BenchPlatform.start();
   try {
-    report(await benchEngines(platform));
+    report(await benchEngines(platform), floorMb);
   } finally {
     await platform.close();
   }
@@ -348,7 +356,17 @@ function targetOf(row: Measured): string {
   return `≥ ${row.target.ratio.toFixed(2)} × ${row.target.baseline} ${met ? '✓' : '✗'}`;
 }
 
-function report(results: EngineResults[]): void {
+/** Resident memory of a process holding only the libraries the service loads (bench/stack-floor.ts). */
+function stackFloorMb(): number {
+  const output = execFileSync(
+    process.execPath,
+    [...SERVICE_NODE_OPTIONS, join(__dirname, 'stack-floor.js')],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  return (JSON.parse(output) as { rssMb: number }).rssMb;
+}
+
+function report(results: EngineResults[], floorMb: number): void {
   const rows = results.flatMap((result) => result.scenarios);
   const header =
     '| engine | scenario | req/s | p50 ms | p99 ms | bare node:http req/s | minimal Nest req/s | ÷ minimal Nest | ÷ bare | target | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|';
@@ -360,6 +378,8 @@ function report(results: EngineResults[]): void {
   const boots = results.flatMap((result) => result.boots);
   const bootTable = [
     'Start: the built service spawned as `npm start` runs it, timed to its first healthy `/healthz`; resident memory (VmRSS) a second later. "first" is a new data directory (embedded) or an empty database (PostgreSQL), "restart" the same one again.',
+    '',
+    `The stack's floor: a process that loads only the libraries the service loads at boot on PostgreSQL (\`bench/stack-floor.ts\`), with the same Node.js options, holds ${floorMb} MiB a second later.`,
     '',
     '| engine | start | to healthy ms | target | RSS after boot MiB | target |',
     '|---|---|---|---|---|---|',

@@ -7,7 +7,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 export const ROOT = join(__dirname, '..', '..');
 
 /** The Node.js options `npm run start:prod` runs the service with: `node <options> dist/src/main.js`. */
-const SERVICE_NODE_OPTIONS = startOptions();
+export const SERVICE_NODE_OPTIONS = startOptions();
 
 function startOptions(): string[] {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {

@@ -1,5 +1,4 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { ThrottlerStorageService } from '@nestjs/throttler';
 import { FailOpenStorage } from 'src/common/rate-limit/fail-open-storage';
 import type { RateLimitSettings } from 'src/common/rate-limit/rate-limit-buckets';
@@ -34,12 +33,13 @@ export class RateLimitModule {
         {
           provide: RATE_LIMIT_STORAGE,
           inject: [RedisConnection],
-          useFactory: (redis: RedisConnection) =>
-            new FailOpenStorage(
-              redis.client
-                ? new ThrottlerStorageRedisService(redis.client)
-                : new ThrottlerStorageService(),
-            ),
+          useFactory: async (redis: RedisConnection) => {
+            if (!redis.client) return new FailOpenStorage(new ThrottlerStorageService());
+            // Loaded only with Redis: it loads the Redis client, which a single instance never uses.
+            const { ThrottlerStorageRedisService } =
+              await import('@nest-lab/throttler-storage-redis');
+            return new FailOpenStorage(new ThrottlerStorageRedisService(redis.client));
+          },
         },
         RateLimiter,
         RateLimitGuard,
