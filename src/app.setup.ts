@@ -90,8 +90,9 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   app.useLogger(new AppLogger(fastify.log as Logger));
-  // Registered on Fastify itself: `app.enableCors()` would copy every CORS header a second time
-  // per response, for Nest middleware this service does not use.
+  // CORS on Fastify itself, not `app.enableCors()` (which copies every CORS header a second time
+  // per response, for Nest middleware this service does not use): preflights here, every other
+  // answer's headers in the request hook below.
   await registerCorsPreflight(fastify);
   prepareSessionRequests(fastify);
   // The HTTP service only (not the CLI, which shares the modules): tokens valid before a restart

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { INTERNAL_DETAIL, ProbeController, QUERY_SECRET } from 'test/fixtures/probe.controller';
 import { useTestApp } from 'test/support/test-app';
 
@@ -239,6 +241,8 @@ describe('error model (every error is {message, code} JSON)', () => {
     for (const refused of [
       await t().http().get('/sessions/@me').set('Origin', 'https://a.example').expect(401),
       await t().http().get('/nowhere').set('Origin', 'https://a.example').expect(404),
+      // Refused by Fastify's router, before any request hook.
+      await t().http().get('/config/%zz').set('Origin', 'https://a.example').expect(400),
       await t().http().get('/config').set('Origin', 'https://a.example'),
     ]) {
       expect(refused.headers['access-control-allow-origin']).toBe('*');
@@ -246,6 +250,39 @@ describe('error model (every error is {message, code} JSON)', () => {
         'X-Request-Id, ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Bucket',
       );
       expect(refused.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
+  it('answers the preflight of every path of the API (no route of its own takes OPTIONS)', async () => {
+    const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as {
+      paths: Record<string, object>;
+    };
+    const paths = Object.keys(document.paths).map((path) => path.replace(/\{[^}]+\}/g, '1'));
+    expect(paths.length).toBeGreaterThan(20);
+    for (const path of paths) {
+      const res = await t()
+        .http()
+        .options(path)
+        .set('Origin', 'https://dashboard.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'authorization');
+      expect({ path, status: res.status }).toEqual({ path, status: 204 });
+      expect(res.headers['access-control-allow-methods']).toBe(
+        'GET, HEAD, POST, PUT, PATCH, DELETE',
+      );
+    }
+  });
+
+  it('parses JSON bodies only (so no body reaches a DTO with gaps in an array)', () => {
+    const fastify = t().app.getHttpAdapter().getInstance();
+    expect(fastify.hasContentTypeParser('application/json')).toBe(true);
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data',
+      'application/xml',
+    ]) {
+      expect({ type, parsed: fastify.hasContentTypeParser(type) }).toEqual({ type, parsed: false });
     }
   });
 

@@ -81,17 +81,15 @@ describe('the embedded database', () => {
   });
 
   it('runs a throwaway database for memory:// and removes it when stopped', async () => {
-    const before = new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('bms-pglite-')));
     const db = await EmbeddedPostgres.start(null);
-    const created = readdirSync(tmpdir()).filter(
-      (name) => name.startsWith('bms-pglite-') && !before.has(name),
-    );
-    expect(created).toHaveLength(1);
+    const scratch = db.scratchDirectory as string;
+    expect(scratch.startsWith(join(tmpdir(), 'bms-pglite-'))).toBe(true);
+    expect(readdirSync(scratch)).toContain('pglite');
     try {
       expect(await query(db.url, 'SELECT 41 + 1 AS answer')).toEqual([{ answer: 42 }]);
     } finally {
       await db.stop();
     }
-    expect(existsSync(join(tmpdir(), created[0]))).toBe(false);
+    expect(existsSync(scratch)).toBe(false);
   });
 });

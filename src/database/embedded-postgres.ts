@@ -32,7 +32,7 @@ export class EmbeddedPostgres {
     readonly url: string,
     private readonly lockFile: string | null,
     /** A throwaway directory (`memory://`), removed when the database stops. */
-    private readonly scratchDirectory: string | null,
+    readonly scratchDirectory: string | null,
   ) {}
 
   /**

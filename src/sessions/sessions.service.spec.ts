@@ -36,6 +36,7 @@ function setUp({ shared = false }: { shared?: boolean } = {}): {
   service: SessionsService;
   invalidation: SessionInvalidation;
   query: jest.Mock<Promise<unknown[]>, [string, unknown[]]>;
+  clock: Clock;
 } {
   const query = jest.fn<Promise<unknown[]>, [string, unknown[]]>();
   const repository = { query, update: jest.fn(() => Promise.resolve()) };
@@ -57,7 +58,7 @@ function setUp({ shared = false }: { shared?: boolean } = {}): {
     new EventEmitter2(),
     clock,
   );
-  return { service, invalidation, query };
+  return { service, invalidation, query, clock };
 }
 
 describe('SessionsService.authenticate and invalidations', () => {
@@ -114,11 +115,11 @@ describe('SessionsService.cachedSession (answering without a promise)', () => {
   });
 
   it('refuses a cached session that has expired since', async () => {
-    const { service, query } = setUp();
+    const { service, query, clock } = setUp();
     const token = generateSessionToken('login');
-    query.mockResolvedValueOnce([{ ...ROW, expires_at: new Date(Date.now() + 50) }]);
+    query.mockResolvedValueOnce([ROW]);
     expect(await service.authenticate(token)).not.toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    jest.spyOn(clock, 'nowMs').mockReturnValue(ROW.expires_at.getTime());
     expect(service.cachedSession(token)).toBeNull();
   });
 

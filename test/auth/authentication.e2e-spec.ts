@@ -11,6 +11,15 @@ import { eventually } from 'test/support/eventually';
 
 const ME = '/sessions/@me';
 
+/** A class's methods, inherited ones included (a controller may take handlers from a base). */
+function methodNames(prototype: object): Set<string> {
+  const names = new Set<string>();
+  for (let p = prototype; p !== Object.prototype; p = Object.getPrototypeOf(p) as object) {
+    for (const name of Object.getOwnPropertyNames(p)) names.add(name);
+  }
+  return names;
+}
+
 describe('authentication', () => {
   const t = useTestApp();
   let login: TestLogin;
@@ -28,7 +37,7 @@ describe('authentication', () => {
       for (const { metatype } of module.controllers.values()) {
         if (!metatype) continue;
         const controller = metatype as { name: string; prototype: Record<string, unknown> };
-        for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+        for (const name of methodNames(controller.prototype)) {
           const handler = controller.prototype[name];
           if (name === 'constructor' || typeof handler !== 'function') continue;
           const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as object;

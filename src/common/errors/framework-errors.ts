@@ -5,6 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { renderError } from 'src/common/errors/error-mapping';
+import { withCorsHeaders } from 'src/common/http/cors';
 import { REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 
 const MESSAGES: Readonly<Record<string, string>> = {
@@ -23,6 +24,8 @@ export function answerFrameworkError(
 ): void {
   const message = MESSAGES[error.code] ?? 'The request could not be routed';
   const { status, body } = renderError(new AppException(ErrorCode.BadRequest, message), request.id);
+  // Answered before the request hooks run: a browser reads it only with the CORS headers.
+  withCorsHeaders(reply);
   void reply.code(status).header(REQUEST_ID_HEADER, request.id).send(body);
 }
 

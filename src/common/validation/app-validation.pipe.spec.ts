@@ -1,8 +1,13 @@
 import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Type } from 'class-transformer';
 import { getMetadataStorage, IsString, ValidateNested, ValidationTypes } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { AppModule } from 'src/app.module';
+import { createHttpAdapter } from 'src/app.setup';
+import { loadConfig } from 'src/config/app-config';
 import { AppValidationPipe, toDtoInstance } from 'src/common/validation/app-validation.pipe';
 import { ExecuteSettingDto } from 'src/settings/dto/execute-setting.dto';
 import { AppException } from 'src/common/errors/app.exception';
@@ -109,5 +114,21 @@ describe('toDtoInstance for a class with transformation rules', () => {
     const instance = toDtoInstance(WithNestedDto, { tags: [{ label: 'x' }] }) as WithNestedDto;
     expect(instance).toBeInstanceOf(WithNestedDto);
     expect(instance.tags[0]).toBeInstanceOf(NestedTagDto);
+  });
+});
+
+describe('the values the pipe sees', () => {
+  it('never holds a sparse array: the query parser does not read indices (JSON has none)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'bms-query-'));
+    const config = loadConfig({ DATABASE_URL: 'memory://', LOG_LEVEL: 'silent' }, directory);
+    const fastify = createHttpAdapter(config).getInstance();
+    fastify.get('/echo', (request) => request.query);
+    try {
+      const answer = await fastify.inject({ url: '/echo?tags[3]=a&tags=b&tags=c&n[]=1' });
+      expect(answer.json()).toEqual({ 'tags[3]': 'a', tags: ['b', 'c'], 'n[]': '1' });
+    } finally {
+      await fastify.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -132,6 +132,13 @@ class DtoValidationPipe extends ValidationPipe {
   }
 
   /**
+   * Bodies are parsed JSON and query values come from Fastify's query parser (repeated keys make
+   * an array, indices are not parsed): neither makes a sparse array, so the walk that closes gaps
+   * in them is skipped.
+   */
+  protected override closeArrayGaps(): void {}
+
+  /**
    * Bodies are parsed JSON and path and query values strings: no binary value (Buffer, typed
    * array) can reach a DTO, so the search for one is skipped.
    */
