@@ -1,5 +1,5 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import type { FastifyRequest } from 'fastify';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { AppConfig } from 'src/config/app-config';
@@ -18,9 +18,7 @@ export class RootUserGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const { session } = context
-      .switchToHttp()
-      .getRequest<{ session?: AuthenticatedSession | null }>();
+    const { session } = context.switchToHttp().getRequest<FastifyRequest>();
     if (session?.scope) {
       // A scope names guilds and permission strings; the internal routes are neither.
       throw new AppException(

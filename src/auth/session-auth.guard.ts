@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BearerStrategy } from 'src/auth/bearer.strategy';
 import {
   SESSION_TYPES,
@@ -19,12 +19,6 @@ const BEARER = /^Bearer\s+/i;
 interface HeaderCarrier {
   headers: Record<string, string | string[] | undefined>;
 }
-
-type SessionRequest = HeaderCarrier & {
-  ip: string;
-  session: AuthenticatedSession | null;
-  params?: unknown;
-};
 
 /** What a route asks of authentication, read once per handler from its decorators. */
 interface RouteAuth {
@@ -70,7 +64,7 @@ export class SessionAuthGuard implements CanActivate {
   /** Resolves the request's session and checks that the route accepts its type. */
   private async authenticateCaller(context: ExecutionContext, route: RouteAuth): Promise<boolean> {
     const http = context.switchToHttp();
-    const request = http.getRequest<SessionRequest>();
+    const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     // An address that keeps failing to authenticate is refused before any database work, except
     // for tokens known to be valid: several users behind one address must not pay for a guesser.
@@ -101,7 +95,7 @@ export class SessionAuthGuard implements CanActivate {
   }
 
   /** Runs the bearer strategy on the request: the live session, or the error it failed with. */
-  private authenticate(request: SessionRequest): Promise<AuthenticatedSession> {
+  private authenticate(request: FastifyRequest): Promise<AuthenticatedSession> {
     return new Promise((resolve, reject) => {
       const attempt = Object.create(this.strategy) as StrategyActions;
       attempt.success = resolve;

@@ -1,4 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's session: set by the authentication guard, null on a public route. */
+    session: AuthenticatedSession | null;
+  }
+}
 
 /**
  * The authentication guard sets `request.session` on every request it authenticates. Declaring it up

@@ -8,7 +8,7 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { AppConfig } from 'src/config/app-config';
 import { KnownTokens, MAX_KNOWN_TOKENS } from 'src/sessions/known-tokens';
-import { SessionCache } from 'src/sessions/session-cache';
+import { type CachedSession, SessionCache } from 'src/sessions/session-cache';
 import { SessionInvalidation } from 'src/sessions/session-invalidation';
 import {
   generateSessionToken,
@@ -104,10 +104,7 @@ export class SessionsService {
     return entry ? this.liveSession(entry, this.clock.nowMs()) : undefined;
   }
 
-  private liveSession(
-    entry: { session: AuthenticatedSession; lastUsedWrittenAt: number },
-    now: number,
-  ): AuthenticatedSession | null {
+  private liveSession(entry: CachedSession, now: number): AuthenticatedSession | null {
     if (entry.session.expiresAt.getTime() <= now) return null;
     this.recordUse(entry, now);
     return entry.session;
@@ -281,10 +278,7 @@ export class SessionsService {
   }
 
   /** Writes `last_used_at` at most once a minute per session; never delays the request. */
-  private recordUse(
-    entry: { session: AuthenticatedSession; lastUsedWrittenAt: number },
-    now: number,
-  ): void {
+  private recordUse(entry: CachedSession, now: number): void {
     if (now - entry.lastUsedWrittenAt < LAST_USED_WRITE_INTERVAL_MS) return;
     entry.lastUsedWrittenAt = now;
     this.sessions

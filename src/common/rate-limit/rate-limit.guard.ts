@@ -1,7 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { RATE_LIMIT_BUCKETS } from 'src/common/rate-limit/rate-limit-buckets';
 import {
   NO_RATE_LIMIT_KEY,
@@ -9,8 +8,6 @@ import {
   type RouteBucket,
 } from 'src/common/rate-limit/rate-limit.decorator';
 import { mostPressing, RateLimiter, type BucketState } from 'src/common/rate-limit/rate-limiter';
-
-type Request = FastifyRequest & { session?: AuthenticatedSession | null };
 
 /**
  * The global rate limit (`APP_GUARD`, after authentication): every request counts in `authenticated`
@@ -29,7 +26,7 @@ export class RateLimitGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT_KEY, targets)) return true;
     const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
+    const request = http.getRequest<FastifyRequest>();
     const userId = request.session?.userId;
     const counts: Promise<BucketState>[] = [
       userId
