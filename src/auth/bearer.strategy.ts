@@ -6,11 +6,39 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { SessionsService } from 'src/sessions/sessions.service';
 
+/** How passport-http-bearer hands a token over and takes its outcome back. */
+type VerifyFunction = (
+  token: string,
+  verified: (error: unknown, session: AuthenticatedSession | null) => void,
+) => void;
+
 /** Resolves `Authorization: Bearer <token>` to a live, unbanned session. */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   constructor(private readonly sessions: SessionsService) {
     super();
+    // The mixin's verify function awaits `validate`, so even a cached session would be reported a
+    // promise later; this one reports it at once, and a looked-up session when its promise settles.
+    (this as unknown as { _verify: VerifyFunction })._verify = (token, verified) =>
+      this.verify(token, verified);
+  }
+
+  private verify(token: string, verified: Parameters<VerifyFunction>[1]): void {
+    let outcome: AuthenticatedSession | Promise<AuthenticatedSession>;
+    try {
+      outcome = this.validate(token);
+    } catch (error) {
+      verified(error, null);
+      return;
+    }
+    if (outcome instanceof Promise) {
+      outcome.then(
+        (session) => verified(null, session),
+        (error: unknown) => verified(error, null),
+      );
+    } else {
+      verified(null, outcome);
+    }
   }
 
   /** Answered from the session cache without a promise when it can be: most requests are. */

@@ -11,7 +11,7 @@ import { SESSION_TYPES_KEY } from 'src/common/decorators/auth.decorator';
 import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
+import { RateLimiter, type BucketState } from 'src/common/rate-limit/rate-limiter';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 const BEARER = /^Bearer\s+/i;
@@ -55,21 +55,50 @@ export class SessionAuthGuard implements CanActivate {
     private readonly strategy: BearerStrategy,
   ) {}
 
-  /** A public route is let through synchronously: Nest then awaits nothing for it. */
+  /** A public route, and a cached session, are let through synchronously. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const route = this.routeAuth(context);
     return route.isPublic || this.authenticateCaller(context, route);
   }
 
-  /** Resolves the request's session and checks that the route accepts its type. */
-  private async authenticateCaller(context: ExecutionContext, route: RouteAuth): Promise<boolean> {
+  /**
+   * Resolves the request's session and checks that the route accepts its type. A cached session
+   * is admitted synchronously: every promise here would cost each request a microtask turn.
+   */
+  private authenticateCaller(
+    context: ExecutionContext,
+    route: RouteAuth,
+  ): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     // An address that keeps failing to authenticate is refused before any database work, except
     // for tokens known to be valid: several users behind one address must not pay for a guesser.
     const refused = this.limiter.enabled && this.limiter.knownRefusal('invalid-token', request.ip);
-    if (refused && !(await this.isRecognised(request))) {
+    if (refused) return this.authenticateRefusedAddress(request, reply, route, refused);
+    let session: AuthenticatedSession | Promise<AuthenticatedSession>;
+    try {
+      normaliseAuthorization(request);
+      session = this.authenticate(request);
+    } catch (error) {
+      return this.failed(error, request.ip, reply);
+    }
+    return session instanceof Promise
+      ? session.then(
+          (resolved) => admit(request, route, resolved),
+          (error: unknown) => this.failed(error, request.ip, reply),
+        )
+      : admit(request, route, session);
+  }
+
+  /** An address past its failure budget: only a token known to be valid is looked at. */
+  private async authenticateRefusedAddress(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    route: RouteAuth,
+    refused: BucketState,
+  ): Promise<boolean> {
+    if (!(await this.isRecognised(request))) {
       this.limiter.writeHeaders(reply, refused);
       throw this.limiter.refusal(refused);
     }
@@ -78,33 +107,41 @@ export class SessionAuthGuard implements CanActivate {
       normaliseAuthorization(request);
       session = await this.authenticate(request);
     } catch (error) {
-      if (isAuthenticationFailure(error)) await this.countFailure(request.ip, reply);
-      throw error;
+      return this.failed(error, request.ip, reply);
     }
-    request.session = session;
-    if (!route.accepted.includes(session.type)) {
-      throw new AppException(
-        ErrorCode.Restricted,
-        session.type === 'api'
-          ? 'API tokens cannot use this route; it needs a login session'
-          : 'Login sessions cannot use this route; it needs an API token',
-      );
-    }
-    requireGuildInScope(session, request.params);
-    return true;
+    return admit(request, route, session);
   }
 
-  /** Runs the bearer strategy on the request: the live session, or the error it failed with. */
-  private authenticate(request: FastifyRequest): Promise<AuthenticatedSession> {
-    return new Promise((resolve, reject) => {
-      const attempt = Object.create(this.strategy) as StrategyActions;
-      attempt.success = resolve;
-      // A header the strategy cannot parse (or a second token in the body or query).
-      attempt.fail = () =>
-        reject(new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed'));
-      attempt.error = reject;
-      attempt.authenticate(request);
-    });
+  /** Counts a failed authentication against the address, then refuses the request. */
+  private async failed(error: unknown, ip: string, reply: FastifyReply): Promise<never> {
+    if (isAuthenticationFailure(error)) await this.countFailure(ip, reply);
+    throw error;
+  }
+
+  /**
+   * Runs the bearer strategy on the request: the live session, or the error it failed with. The
+   * strategy reports a cached session before `authenticate` returns, so it is answered as is.
+   */
+  private authenticate(
+    request: FastifyRequest,
+  ): AuthenticatedSession | Promise<AuthenticatedSession> {
+    let reported: StrategyOutcome | undefined;
+    let settle: ((outcome: StrategyOutcome) => void) | undefined;
+    const report = (outcome: StrategyOutcome): void => {
+      if (settle) settle(outcome);
+      else reported = outcome;
+    };
+    const attempt = Object.create(this.strategy) as StrategyActions;
+    attempt.success = (session) => report({ session });
+    // A header the strategy cannot parse (or a second token in the body or query).
+    attempt.fail = () =>
+      report({
+        error: new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed'),
+      });
+    attempt.error = (error) => report({ error });
+    attempt.authenticate(request);
+    if (reported) return sessionOf(reported);
+    return new Promise<StrategyOutcome>((resolve) => (settle = resolve)).then(sessionOf);
   }
 
   /** The route's decorators never change at run time: read them once per handler. */
@@ -139,6 +176,28 @@ export class SessionAuthGuard implements CanActivate {
     this.limiter.writeHeaders(reply, state);
     if (state.blocked) throw this.limiter.refusal(state);
   }
+}
+
+type StrategyOutcome = { session: AuthenticatedSession } | { error: unknown };
+
+function sessionOf(outcome: StrategyOutcome): AuthenticatedSession {
+  if ('error' in outcome) throw outcome.error;
+  return outcome.session;
+}
+
+/** Stores the session on the request once the route is known to accept its type. */
+function admit(request: FastifyRequest, route: RouteAuth, session: AuthenticatedSession): boolean {
+  request.session = session;
+  if (!route.accepted.includes(session.type)) {
+    throw new AppException(
+      ErrorCode.Restricted,
+      session.type === 'api'
+        ? 'API tokens cannot use this route; it needs a login session'
+        : 'Login sessions cannot use this route; it needs an API token',
+    );
+  }
+  requireGuildInScope(session, request.params);
+  return true;
 }
 
 /** Missing, malformed, unknown, expired or revoked credentials (not bans, not store failures). */
