@@ -33,7 +33,10 @@ function run(
   const strategy = new BearerStrategy(sessions as SessionsService);
   let reported: Outcome | undefined;
   let settle: ((outcome: Outcome) => void) | undefined;
-  const report = (outcome: Outcome): void => (settle ? settle(outcome) : (reported = outcome));
+  const report = (outcome: Outcome): void => {
+    if (settle) settle(outcome);
+    else reported = outcome;
+  };
   const attempt = Object.assign(Object.create(strategy) as BearerStrategy, {
     success: (value: unknown) => report({ kind: 'success', value }),
     fail: (value: unknown) => report({ kind: 'fail', value }),

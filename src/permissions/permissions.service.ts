@@ -60,6 +60,7 @@ export class PermissionsService {
     { entries: unknown; guild: PermissionGuild }
   >();
   private readonly resolvedByGuild = new WeakMap<PermissionGuild, Map<string, string[]>>();
+  private readonly answersByResolved = new WeakMap<readonly string[], Map<string, boolean>>();
 
   /**
    * The guild's role entries with its Discord roles, read through the guild's cache, or inside a
@@ -98,6 +99,25 @@ export class PermissionsService {
       byMember.set(key, perms);
     }
     return perms;
+  }
+
+  /**
+   * Whether the member holds `permission`: answered once per resolved permission list (a list
+   * lives as long as its guild state), as every request asks the same few questions.
+   */
+  holds(guild: PermissionGuild, member: PermissionMember, permission: string): boolean {
+    const held = this.resolved(guild, member);
+    let answers = this.answersByResolved.get(held);
+    if (!answers) {
+      answers = new Map();
+      this.answersByResolved.set(held, answers);
+    }
+    let answer = answers.get(permission);
+    if (answer === undefined) {
+      answer = hasPerm(held, permission);
+      answers.set(permission, answer);
+    }
+    return answer;
   }
 
   /**

@@ -56,6 +56,16 @@ describe('the settings engine’s row handling', () => {
     [{ limit: 5, role: '1' }, '{"limit":5,"role":"1"}'],
     [[{ b: 1, a: 2 }, 3], '[{"a":2,"b":1},3]'],
     [null, 'null'],
+    ['text', '"text"'],
+    [{}, '{}'],
+    [{ a: 1, b: 'x' }, '{"a":1,"b":"x"}'],
+    [{ b: 'x', a: 1 }, '{"a":1,"b":"x"}'],
+    // Integer-like keys come first in any object, in numeric order, whatever the sort.
+    [{ b: 3, '10': 1, '9': 2 }, '{"9":2,"10":1,"b":3}'],
+    [{ a: new Date(0), b: 1 }, '{"a":"1970-01-01T00:00:00.000Z","b":1}'],
+    [{ a: 1, b: undefined, c: null }, '{"a":1,"c":null}'],
+    [{ b: [2, 1], a: true }, '{"a":true,"b":[2,1]}'],
+    [Object.assign(Object.create({ inherited: 1 }) as object, { z: 1, y: 2 }), '{"y":2,"z":1}'],
   ])('gives equal queries one cache key: %j', (value, expected) => {
     expect(stableJson(value)).toBe(expected);
   });

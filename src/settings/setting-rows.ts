@@ -23,11 +23,29 @@ const AUTO_COLUMNS = ['created_at', 'created_by', 'last_updated_at', 'last_updat
  * collation on every key of every read.
  */
 export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
+  return isFlatAndSorted(value) ? JSON.stringify(value) : JSON.stringify(value, withSortedKeys);
+}
+
+function withSortedKeys(_key: string, value: unknown): unknown {
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : value;
+}
+
+/**
+ * A primitive, or a plain object of primitives whose keys already come in order: most queries
+ * are, and JSON.stringify alone gives them the same text without a replacer call per value.
+ */
+function isFlatAndSorted(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  let previous = '';
+  for (const [key, field] of Object.entries(value)) {
+    if (key < previous || (field !== null && typeof field === 'object')) return false;
+    previous = key;
+  }
+  return true;
 }
 
 export function offers(setting: RegisteredSetting, operation: ExecutableOperation): boolean {

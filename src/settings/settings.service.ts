@@ -413,7 +413,7 @@ export class SettingsService {
   }
 
   private requirePermission(caller: Caller, permission: string): void {
-    if (hasPerm(this.permissions.resolved(caller.guild, caller.author), permission)) return;
+    if (this.permissions.holds(caller.guild, caller.author, permission)) return;
     const { scope, ...own } = caller.author;
     if (scope && hasPerm(this.permissions.resolved(caller.guild, own), permission)) {
       throw new AppException(
