@@ -37,6 +37,14 @@ const channels = [
 const member = (id: string, roles: string[], until?: string): APIGuildMember =>
   ({ user: { id }, roles, communication_disabled_until: until ?? null }) as APIGuildMember;
 
+function memberLookup(id: string, user: APIGuildMember | null): Lookup<APIGuildMember> {
+  return id === BOT
+    ? found(member(BOT, ['300']))
+    : user
+      ? found(user)
+      : { found: false, missing: 'member' };
+}
+
 function service(
   now: string,
   user: APIGuildMember | null,
@@ -48,14 +56,14 @@ function service(
     getGuild: () => Promise.resolve(found(guild)),
     getGuildChannels: () => Promise.resolve(found(channels.filter((c) => !isThread(c)))),
     getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
-    getGuildMember: (_guild: string, id: string) =>
-      Promise.resolve(
-        id === BOT
-          ? found(member(BOT, ['300']))
-          : user
-            ? found(user)
-            : { found: false, missing: 'member' },
-      ),
+    getGuildMember: (_guild: string, id: string) => Promise.resolve(memberLookup(id, user)),
+    // Nothing in memory unless a test says so.
+    cachedBotUser: () => undefined,
+    cachedBotGuildIds: () => undefined,
+    cachedGuild: () => undefined,
+    cachedGuildChannels: () => undefined,
+    cachedActiveThreads: () => undefined,
+    cachedGuildMember: () => undefined,
     ...overrides,
   } as unknown as PlatformService;
   const clock: Clock = { now: () => new Date(now), nowMs: () => Date.parse(now) };
@@ -141,5 +149,65 @@ describe('GuildAccessService platform calls', () => {
     const notIn = { code: 'NotFound', message: 'The bot is not in this guild' };
     await expect(access.guildContext(GUILD)).rejects.toMatchObject(notIn);
     await expect(access.forMember(GUILD, USER)).rejects.toMatchObject(notIn);
+  });
+});
+
+describe('GuildAccessService reads from memory', () => {
+  const NOW = '2025-01-01T00:00:00.000Z';
+  const user = member(USER, ['200']);
+  const botMember = memberLookup(BOT, null);
+  const stored = {
+    guild: found(guild),
+    channels: found(channels.filter((c) => !isThread(c))),
+    threads: found(channels.filter((c) => isThread(c))),
+    user: found(user),
+  };
+  /** The platform's memory holding every answer the guild's context is built from. */
+  const inMemory = {
+    cachedBotUser: () => ({ id: BOT }),
+    cachedBotGuildIds: () => new Set([GUILD]),
+    cachedGuild: () => stored.guild,
+    cachedGuildChannels: () => stored.channels,
+    cachedActiveThreads: () => stored.threads,
+    cachedGuildMember: (_guild: string, id: string) => (id === BOT ? botMember : stored.user),
+  };
+
+  it('builds the context guildContext builds, synchronously, when every part is in memory', async () => {
+    const access = service(NOW, user, inMemory);
+    const cached = access.cachedGuildContext(GUILD);
+    expect(cached?.channels.map((c) => c.id)).toEqual(['10', '11']);
+    expect(cached?.bot.highestRole.id).toBe('300');
+    // The same answers give the same context, whichever way it is asked for.
+    expect(await access.guildContext(GUILD)).toBe(cached);
+    expect(access.cachedMemberOf(cached!, USER)?.highestRole.id).toBe('200');
+  });
+
+  it.each([
+    ['the bot user', { cachedBotUser: () => undefined }],
+    ["the bot's guild list", { cachedBotGuildIds: () => undefined }],
+    ['a guild the bot is not in', { cachedBotGuildIds: () => new Set(['101']) }],
+    ['the guild', { cachedGuild: () => undefined }],
+    ['a guild not found', { cachedGuild: () => ({ found: false, missing: 'guild' }) }],
+    ['the channels', { cachedGuildChannels: () => undefined }],
+    ['the threads', { cachedActiveThreads: () => undefined }],
+    ["the bot's member", { cachedGuildMember: () => undefined }],
+  ])('leaves it to guildContext when %s is not in memory', (_missing, override) => {
+    expect(service(NOW, user, { ...inMemory, ...override }).cachedGuildContext(GUILD)).toBe(
+      undefined,
+    );
+  });
+
+  it('tells a member, a non-member and a member not in memory apart', async () => {
+    const context = await service(NOW, user).guildContext(GUILD);
+    const lookups: Record<string, Lookup<APIGuildMember> | undefined> = {
+      [USER]: found(user),
+      '501': { found: false, missing: 'member' },
+    };
+    const access = service(NOW, user, {
+      cachedGuildMember: (_guild: string, id: string) => lookups[id],
+    });
+    expect(access.cachedMemberOf(context, USER)?.userId).toBe(USER);
+    expect(access.cachedMemberOf(context, '501')).toBeNull();
+    expect(access.cachedMemberOf(context, '502')).toBeUndefined();
   });
 });

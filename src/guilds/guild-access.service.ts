@@ -145,7 +145,23 @@ export class GuildAccessService {
 
   /** The guild as the bot sees it; 404 `NotFound` when the bot is not in it. */
   async guildContext(guildId: string): Promise<GuildContext> {
-    return this.contextOf(await this.knownGuild(guildId));
+    return this.cachedGuildContext(guildId) ?? this.contextOf(await this.knownGuild(guildId));
+  }
+
+  /**
+   * The guild as `guildContext` answers it, when everything it is built from is in memory (the
+   * common case), read synchronously; undefined when something must be loaded or is not found
+   * (`guildContext` answers those, with its errors).
+   */
+  cachedGuildContext(guildId: string): GuildContext | undefined {
+    const bot = this.platform.cachedBotUser();
+    if (!bot || !this.platform.cachedBotGuildIds()?.has(guildId)) return undefined;
+    const guild = this.platform.cachedGuild(guildId);
+    const channels = this.platform.cachedGuildChannels(guildId);
+    const threads = this.platform.cachedActiveThreads(guildId);
+    const botMember = this.platform.cachedGuildMember(guildId, bot.id);
+    if (!guild?.found || !channels?.found || !threads?.found || !botMember?.found) return undefined;
+    return this.contextFrom(guild, [channels, threads, botMember]);
   }
 
   /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
@@ -180,6 +196,19 @@ export class GuildAccessService {
       this.platform.getActiveThreads(guild.id),
       this.platform.getGuildMember(guild.id, bot.id),
     ]);
+    return this.contextFrom(guildLookup, parts);
+  }
+
+  /** The context of these platform answers: the last one built, while it may be reused. */
+  private contextFrom(
+    guildLookup: Lookup<APIGuild>,
+    parts: [
+      Lookup<RESTGetAPIGuildChannelsResult>,
+      Lookup<APIThreadChannel[]>,
+      Lookup<APIGuildMember>,
+    ],
+  ): GuildContext {
+    const guild = found(guildLookup, BOT_NOT_IN_GUILD);
     const sources = [guildLookup, ...parts];
     const now = this.clock.now();
     const reusable = this.contexts.get(guild.id);
@@ -203,9 +232,21 @@ export class GuildAccessService {
 
   /** The user's member in a guild, or null when the user is not a member. */
   async memberOf(context: GuildContext, userId: string): Promise<MemberAccess | null> {
-    const member = await this.platform.getGuildMember(context.guild.id, userId);
-    return member.found ? context.accessOf(member.value) : null;
+    const member =
+      this.platform.cachedGuildMember(context.guild.id, userId) ??
+      (await this.platform.getGuildMember(context.guild.id, userId));
+    return accessIn(context, member);
   }
+
+  /** `memberOf` from memory, synchronously; undefined when the member must be looked up. */
+  cachedMemberOf(context: GuildContext, userId: string): MemberAccess | null | undefined {
+    const member = this.platform.cachedGuildMember(context.guild.id, userId);
+    return member && accessIn(context, member);
+  }
+}
+
+function accessIn(context: GuildContext, member: Lookup<APIGuildMember>): MemberAccess | null {
+  return member.found ? context.accessOf(member.value) : null;
 }
 
 function found<T>(lookup: Lookup<T>, message: string): T {

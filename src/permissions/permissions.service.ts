@@ -19,6 +19,14 @@ export interface PermissionReads {
   get<T>(key: string, loader: () => Promise<T>): Promise<T>;
 }
 
+/** A cache's synchronous side: what `get` would answer from memory, or undefined. */
+export interface CachedPermissionReads {
+  cached<T>(key: string): T | undefined;
+}
+
+const ROLE_ENTRIES_KEY = 'role-entries';
+const memberKey = (userId: string): string => `member:${userId}`;
+
 /** Reads straight from the database. */
 const UNCACHED: PermissionReads = { get: (_key, loader) => loader() };
 
@@ -76,8 +84,17 @@ export class PermissionsService {
     if (via instanceof EntityManager) {
       return buildGuild(context, await load(via.getRepository(GuildRoleEntity)));
     }
-    const entries = await via.get('role-entries', () => load(this.roles));
-    // The same context and the same cached entries give the same answer: built once.
+    return this.builtGuild(context, await via.get(ROLE_ENTRIES_KEY, () => load(this.roles)));
+  }
+
+  /** `guild` from the cache's memory, synchronously; undefined when the entries must be read. */
+  cachedGuild(context: GuildContext, via: CachedPermissionReads): PermissionGuild | undefined {
+    const entries = via.cached<StoredEntry[]>(ROLE_ENTRIES_KEY);
+    return entries && this.builtGuild(context, entries);
+  }
+
+  /** The same context and the same cached entries give the same answer: built once. */
+  private builtGuild(context: GuildContext, entries: readonly StoredEntry[]): PermissionGuild {
     const built = this.built.get(context);
     if (built?.entries === entries) return built.guild;
     const guild = buildGuild(context, entries);
@@ -137,8 +154,18 @@ export class PermissionsService {
     const overrides =
       via instanceof EntityManager
         ? await load(via.getRepository(GuildMemberEntity))
-        : await via.get(`member:${userId}`, () => load(this.members));
+        : await via.get(memberKey(userId), () => load(this.members));
     return { userId, roles: discordRoles, overrides };
+  }
+
+  /** `member` from the cache's memory, synchronously; undefined when the row must be read. */
+  cachedMember(
+    userId: string,
+    discordRoles: readonly string[],
+    via: CachedPermissionReads,
+  ): PermissionMember | undefined {
+    const overrides = via.cached<string[]>(memberKey(userId));
+    return overrides && { userId, roles: discordRoles, overrides };
   }
 }
 

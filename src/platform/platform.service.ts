@@ -36,6 +36,8 @@ interface BotGuildList {
 @Injectable()
 export class PlatformService {
   private botUser: Promise<APIUser> | null = null;
+  /** The bot's user once `botUser` has settled with it. */
+  private knownBotUser: APIUser | undefined;
   /** The set built from the last cached list, reused while the cache serves that same list. */
   private botGuildSet: { list: BotGuildList; ids: ReadonlySet<string> } | null = null;
   /** Refreshes merge into the cached list one at a time, so none overwrites another's. */
@@ -53,32 +55,31 @@ export class PlatformService {
 
   /** The bot's own user, fetched once per process (again only if that call failed). */
   getBotUser(): Promise<APIUser> {
-    this.botUser ??= this.client.getBotUser().catch((error: unknown) => {
-      this.botUser = null;
-      throw error;
-    });
+    this.botUser ??= this.client.getBotUser().then(
+      (user) => (this.knownBotUser = user),
+      (error: unknown) => {
+        this.botUser = null;
+        throw error;
+      },
+    );
     return this.botUser;
   }
 
   getGuild(guildId: string): Promise<Lookup<APIGuild>> {
-    return this.cache.getOrLoad(`guild:${guildId}`, () => this.client.getGuild(guildId), {
+    return this.cache.getOrLoad(guildKey(guildId), () => this.client.getGuild(guildId), {
       ttlMs: this.lookupTtl,
     });
   }
 
   getGuildChannels(guildId: string): Promise<Lookup<RESTGetAPIGuildChannelsResult>> {
-    return this.cache.getOrLoad(
-      `channels:${guildId}`,
-      () => this.client.getGuildChannels(guildId),
-      {
-        ttlMs: this.lookupTtl,
-      },
-    );
+    return this.cache.getOrLoad(channelsKey(guildId), () => this.client.getGuildChannels(guildId), {
+      ttlMs: this.lookupTtl,
+    });
   }
 
   async getActiveThreads(guildId: string): Promise<Lookup<APIThreadChannel[]>> {
     const result = await this.cache.getOrLoad(
-      `threads:${guildId}`,
+      threadsKey(guildId),
       async () => {
         const lookup = await this.client.getActiveThreads(guildId);
         // Only the threads are kept: the thread-member part is not used.
@@ -91,7 +92,7 @@ export class PlatformService {
 
   getGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
     return this.cache.getOrLoad(
-      `member:${guildId}:${userId}`,
+      memberKey(guildId, userId),
       () => this.client.getGuildMember(guildId, userId),
       { ttlMs: this.lookupTtl },
     );
@@ -108,8 +109,40 @@ export class PlatformService {
       // A list merged by a refresh keeps the expiry of the list it was merged into.
       { ttlMs: (loaded) => loaded.expiresAt - this.clock.nowMs() },
     );
+    return this.botGuildIdsOf(list);
+  }
+
+  private botGuildIdsOf(list: BotGuildList): ReadonlySet<string> {
     if (this.botGuildSet?.list !== list) this.botGuildSet = { list, ids: new Set(list.ids) };
     return this.botGuildSet.ids;
+  }
+
+  // What is in memory, read synchronously (undefined when a load is needed): a request served
+  // from memory then waits on no promise. The methods above answer the same, loading if needed.
+
+  cachedBotUser(): APIUser | undefined {
+    return this.knownBotUser;
+  }
+
+  cachedBotGuildIds(): ReadonlySet<string> | undefined {
+    const list = this.cache.cached<BotGuildList>(BOT_GUILDS_KEY);
+    return list && this.botGuildIdsOf(list);
+  }
+
+  cachedGuild(guildId: string): Lookup<APIGuild> | undefined {
+    return this.cache.cached(guildKey(guildId));
+  }
+
+  cachedGuildChannels(guildId: string): Lookup<RESTGetAPIGuildChannelsResult> | undefined {
+    return this.cache.cached(channelsKey(guildId));
+  }
+
+  cachedActiveThreads(guildId: string): Lookup<APIThreadChannel[]> | undefined {
+    return this.cache.cached(threadsKey(guildId));
+  }
+
+  cachedGuildMember(guildId: string, userId: string): Lookup<APIGuildMember> | undefined {
+    return this.cache.cached(memberKey(guildId, userId));
   }
 
   /**
@@ -169,13 +202,18 @@ export class PlatformService {
     const bot = await this.getBotUser();
     await Promise.all(
       joined.flatMap((id) =>
-        [`guild:${id}`, `channels:${id}`, `threads:${id}`, `member:${id}:${bot.id}`].map((key) =>
+        [guildKey(id), channelsKey(id), threadsKey(id), memberKey(id, bot.id)].map((key) =>
           this.cache.delete(key),
         ),
       ),
     );
   }
 }
+
+const guildKey = (guildId: string): string => `guild:${guildId}`;
+const channelsKey = (guildId: string): string => `channels:${guildId}`;
+const threadsKey = (guildId: string): string => `threads:${guildId}`;
+const memberKey = (guildId: string, userId: string): string => `member:${guildId}:${userId}`;
 
 /** Snowflakes compared as numbers (BigInt): "9" comes before "10". */
 function compareIds(a: string, b: string): number {

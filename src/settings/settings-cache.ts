@@ -21,6 +21,10 @@ export interface GuildSettingsCache {
    * they are: a large View is then written to the socket without being encoded again per read.
    */
   getEncoded(key: string, loader: () => Promise<string>): Promise<Buffer>;
+  /** What `get` would answer from memory, synchronously; undefined when it must load. */
+  cached<T>(key: string): T | undefined;
+  /** What `getEncoded` would answer from memory, synchronously; undefined when it must load. */
+  cachedEncoded(key: string): Buffer | undefined;
 }
 
 /**
@@ -57,20 +61,34 @@ export class SettingsCache {
 
   /** The guild's cache at its current version; without a readable version, a pass-through. */
   async forGuild(guildId: string): Promise<GuildSettingsCache> {
-    const version = await this.version(guildId);
+    return this.cachedForGuild(guildId) ?? this.atVersion(guildId, await this.version(guildId));
+  }
+
+  /**
+   * `forGuild` synchronously, when the version is known without asking Redis (no Redis: this
+   * process makes every change); undefined otherwise.
+   */
+  cachedForGuild(guildId: string): GuildSettingsCache | undefined {
+    if (this.redis.client) return undefined;
+    return this.atVersion(guildId, this.localVersion(guildId));
+  }
+
+  private atVersion(guildId: string, version: string | null): GuildSettingsCache {
+    const versioned = (key: string): string => `${guildId}:${version}:${key}`;
     const get = <T>(key: string, loader: () => Promise<T>): Promise<T> =>
-      version === null ? loader() : this.cache.getOrLoad(`${guildId}:${version}:${key}`, loader);
+      version === null ? loader() : this.cache.getOrLoad(versioned(key), loader);
     return {
       get,
       getEncoded: async (key, loader) => {
         if (version === null) return Buffer.from(await loader());
-        const versioned = `${guildId}:${version}:${key}`;
-        const hit = this.encoded.get(versioned);
+        const hit = this.encoded.get(versioned(key));
         if (hit) return hit;
         const bytes = Buffer.from(await get(key, loader));
-        this.encoded.set(versioned, bytes);
+        this.encoded.set(versioned(key), bytes);
         return bytes;
       },
+      cached: (key) => (version === null ? undefined : this.cache.cached(versioned(key))),
+      cachedEncoded: (key) => (version === null ? undefined : this.encoded.get(versioned(key))),
     };
   }
 
@@ -86,9 +104,13 @@ export class SettingsCache {
     }
   }
 
+  private localVersion(guildId: string): string {
+    return String(this.localVersions.get(guildId) ?? 0);
+  }
+
   private async version(guildId: string): Promise<string | null> {
     const client = this.redis.client;
-    if (!client) return String(this.localVersions.get(guildId) ?? 0);
+    if (!client) return this.localVersion(guildId);
     try {
       return (await client.get(this.versionPrefix + guildId)) ?? '0';
     } catch {

@@ -51,7 +51,7 @@ export class SettingsController {
     @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
     @Body() body: ExecuteSettingDto,
-  ): Promise<Buffer> {
+  ): Buffer | Promise<Buffer> {
     return this.settings.execute(guildId, authorOf(session), body);
   }
 }

@@ -6,7 +6,7 @@ import type { GuildAccessService, GuildContext } from 'src/guilds/guild-access.s
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import { PermissionsService } from 'src/permissions/permissions.service';
-import type { SettingsCache } from 'src/settings/settings-cache';
+import type { GuildSettingsCache, SettingsCache } from 'src/settings/settings-cache';
 import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
@@ -60,11 +60,45 @@ class FakeTable {
   }
 }
 
-/** The engine over the feedback fixture setting, a guild of three users, and in-memory tables. */
-async function setUp(): Promise<{
+/**
+ * A guild's settings cache kept in a Map that every change empties, as a new version leaves the
+ * old entries unread: what `SettingsCache` does in one process.
+ */
+function memoryCache(): { cache: GuildSettingsCache; changed: () => void } {
+  const values = new Map<string, unknown>();
+  const get = async <T>(key: string, load: () => Promise<T>): Promise<T> => {
+    if (!values.has(key)) values.set(key, await load());
+    return values.get(key) as T;
+  };
+  return {
+    cache: {
+      get,
+      getEncoded: async (key, load) => {
+        const encoded = `encoded:${key}`;
+        if (!values.has(encoded)) values.set(encoded, Buffer.from(await get(key, load)));
+        return values.get(encoded) as Buffer;
+      },
+      cached: <T>(key: string) => values.get(key) as T | undefined,
+      cachedEncoded: (key) => values.get(`encoded:${key}`) as Buffer | undefined,
+    },
+    changed: () => values.clear(),
+  };
+}
+
+/**
+ * The engine over the feedback fixture setting, a guild of three users, and in-memory tables.
+ * `inMemory`: settings data is cached in memory (else every read goes to the tables).
+ */
+async function setUp({ inMemory = false } = {}): Promise<{
   service: SettingsService;
   /** Runs an operation of the feedback setting as `userId`. */
   run: (userId: string, operation: ExecutableOperation, fields: unknown) => Promise<Buffer>;
+  /** The same, as `execute` answers: synchronously when it needs nothing from outside memory. */
+  execute: (
+    userId: string,
+    operation: ExecutableOperation,
+    fields: unknown,
+  ) => Buffer | Promise<Buffer>;
   feedback: FakeTable;
   revisions: ObjectLiteral[];
   changed: jest.Mock;
@@ -90,10 +124,14 @@ async function setUp(): Promise<{
     channel: (id: string) => (id === CHANNEL ? { id } : undefined),
   } as unknown as GuildContext;
   const memberRoles: Record<string, string[]> = { [OWNER]: [], [MODERATOR]: [MOD_ROLE] };
+  const memberOf = (_context: GuildContext, userId: string): object | null =>
+    memberRoles[userId] ? { member: { roles: memberRoles[userId] } } : null;
   const guilds = {
     guildContext: () => Promise.resolve(context),
     memberOf: (_context: GuildContext, userId: string) =>
-      Promise.resolve(memberRoles[userId] ? { member: { roles: memberRoles[userId] } } : null),
+      Promise.resolve(memberOf(_context, userId)),
+    cachedGuildContext: () => context,
+    cachedMemberOf: memberOf,
   } as unknown as GuildAccessService;
 
   const tables = new Map<EntityTarget<ObjectLiteral>, FakeTable>([
@@ -132,13 +170,20 @@ async function setUp(): Promise<{
     repository(GuildRoleEntity) as never,
     repository(GuildMemberEntity) as never,
   );
-  const changed = jest.fn(() => Promise.resolve());
-  const uncached = {
+  const memory = memoryCache();
+  const changed = jest.fn(() => {
+    memory.changed();
+    return Promise.resolve();
+  });
+  const uncached: GuildSettingsCache = {
     get: <T>(_key: string, load: () => Promise<T>) => load(),
     getEncoded: async (_key: string, load: () => Promise<string>) => Buffer.from(await load()),
+    cached: () => undefined,
+    cachedEncoded: () => undefined,
   };
   const cache = {
-    forGuild: () => Promise.resolve(uncached),
+    forGuild: () => Promise.resolve(inMemory ? memory.cache : uncached),
+    cachedForGuild: () => (inMemory ? memory.cache : undefined),
     changed,
   } as unknown as SettingsCache;
   const clock: Clock = { now: () => NOW, nowMs: () => NOW.getTime() };
@@ -151,10 +196,19 @@ async function setUp(): Promise<{
     clock,
     new EventEmitter2(),
   );
-  const run = (userId: string, operation: ExecutableOperation, fields: unknown): Promise<Buffer> =>
+  const execute = (
+    userId: string,
+    operation: ExecutableOperation,
+    fields: unknown,
+  ): Buffer | Promise<Buffer> =>
     service.execute(GUILD, authorOf(userId), { setting: 'feedback_topics', operation, fields });
+  const run = async (
+    userId: string,
+    operation: ExecutableOperation,
+    fields: unknown,
+  ): Promise<Buffer> => execute(userId, operation, fields);
   const revisions = repository(SettingsRevisionEntity).rows;
-  return { service, run, feedback: repository(FeedbackTopicEntity), revisions, changed };
+  return { service, run, execute, feedback: repository(FeedbackTopicEntity), revisions, changed };
 }
 
 const SESSION = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -311,5 +365,39 @@ describe('SettingsService', () => {
       type: 'Ok',
       data: [expect.objectContaining({ topic: 'bugs', created_at: NOW.toISOString() })],
     });
+  });
+
+  it('answers a View held in memory synchronously, and a change is read at once', async () => {
+    const { run, execute } = await setUp({ inMemory: true });
+    await run(OWNER, 'Create', TOPIC);
+    const first = execute(MODERATOR, 'View', {});
+    expect(first).toBeInstanceOf(Promise);
+    const loaded = await first;
+    const repeated = execute(MODERATOR, 'View', {});
+    expect(repeated).toBeInstanceOf(Buffer);
+    expect(repeated).toBe(loaded);
+    // Another query is another answer: loaded, then held.
+    expect(execute(MODERATOR, 'View', { topic: 'bugs' })).toBeInstanceOf(Promise);
+    await run(OWNER, 'Create', { ...TOPIC, topic: 'other' });
+    const afterChange = execute(MODERATOR, 'View', {});
+    expect(afterChange).toBeInstanceOf(Promise);
+    expect(answer(await afterChange)).toMatchObject({
+      data: [{ topic: 'bugs' }, { topic: 'other' }],
+    });
+  });
+
+  it('refuses from memory as it refuses otherwise: a rejection, with the same error', async () => {
+    const { run, execute } = await setUp({ inMemory: true });
+    await run(MODERATOR, 'View', {});
+    const refusals = [
+      execute(OUTSIDER, 'View', {}),
+      execute(MODERATOR, 'View', { unknown_field: 1 }),
+    ];
+    for (const refusal of refusals) expect(refusal).toBeInstanceOf(Promise);
+    await expect(refusals[0]).rejects.toMatchObject({
+      code: 'Restricted',
+      message: 'You need the permission feedback_topics.view in this guild',
+    });
+    await expect(refusals[1]).rejects.toMatchObject({ code: 'BadRequest' });
   });
 });

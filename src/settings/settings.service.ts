@@ -102,6 +102,31 @@ export type WriteOutcome = ({ ok: true } & AppliedWrite) | { ok: false; error: A
 /** Ends a trial's transaction without committing it. */
 const NOT_COMMITTED = new Error('not committed');
 
+/** What was thrown, as a rejection: callers of a promise-returning method expect no throw. */
+function rejection(error: unknown): Promise<never> {
+  return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+}
+
+/** A non-member holds no permission strings (the owner is always a member). */
+function nonMember(userId: string): PermissionMember {
+  return { userId, roles: [], overrides: [] };
+}
+
+function callerOf(
+  context: GuildContext,
+  guild: PermissionGuild,
+  own: PermissionMember,
+  member: MemberAccess | null,
+  scope: readonly string[] | undefined,
+): Caller {
+  return { context, guild, author: scope ? { ...own, scope } : own, isMember: member !== null };
+}
+
+/** Where a View's answer is cached: the setting and the query. */
+function viewKey(setting: RegisteredSetting, fields: unknown): string {
+  return `view:${setting.schema.id}:${stableJson(fields)}`;
+}
+
 /** A refusal is an AppException; anything else is a failure, and stays one. */
 function refusalOf(error: unknown): WriteOutcome {
   if (error instanceof AppException) return { ok: false, error };
@@ -150,9 +175,40 @@ export class SettingsService {
   /**
    * Runs one operation and answers its JSON (`{"type":"Ok","data":…}`), encoded: a View answer
    * comes from the guild's cache that way, so repeated reads of a large setting are neither
-   * serialised nor encoded again.
+   * serialised nor encoded again. A View whose answer and caller are all in memory is answered
+   * synchronously, without a promise per request; a refusal is a rejection either way.
    */
-  async execute(
+  execute(
+    guildId: string,
+    author: SettingsAuthor,
+    request: SettingsRequest,
+  ): Buffer | Promise<Buffer> {
+    if (request.operation === 'View') {
+      try {
+        const answer = this.viewFromMemory(guildId, author, request);
+        if (answer) return answer;
+      } catch (error) {
+        return rejection(error);
+      }
+    }
+    return this.executeLoading(guildId, author, request);
+  }
+
+  /** A View answered from memory alone (the same checks, in the same order); else undefined. */
+  private viewFromMemory(
+    guildId: string,
+    author: SettingsAuthor,
+    request: SettingsRequest,
+  ): Buffer | undefined {
+    const cache = this.cache.cachedForGuild(guildId);
+    const caller = cache && this.cachedCaller(guildId, author.userId, cache, author.scope);
+    if (!cache || !caller) return undefined;
+    const { setting, fields } = this.checked(caller, request);
+    return cache.cachedEncoded(viewKey(setting, fields));
+  }
+
+  /** `execute`, reading or loading whatever it needs. */
+  private async executeLoading(
     guildId: string,
     author: SettingsAuthor,
     request: SettingsRequest,
@@ -389,12 +445,27 @@ export class SettingsService {
     const context = await this.guilds.guildContext(guildId);
     const member = await this.guilds.memberOf(context, userId);
     const guild = await this.permissions.guild(context, cache);
-    // A non-member holds no permission strings (the owner is always a member).
     const own = member
       ? await this.permissions.member(guildId, userId, member.member.roles, cache)
-      : { userId, roles: [], overrides: [] };
-    const author = scope ? { ...own, scope } : own;
-    return { context, guild, author, isMember: member !== null };
+      : nonMember(userId);
+    return callerOf(context, guild, own, member, scope);
+  }
+
+  /** `caller` from memory, synchronously; undefined when anything must be loaded. */
+  private cachedCaller(
+    guildId: string,
+    userId: string,
+    cache: GuildSettingsCache,
+    scope: readonly string[] | undefined,
+  ): Caller | undefined {
+    const context = this.guilds.cachedGuildContext(guildId);
+    const member = context && this.guilds.cachedMemberOf(context, userId);
+    if (!context || member === undefined) return undefined;
+    const guild = this.permissions.cachedGuild(context, cache);
+    const own = member
+      ? this.permissions.cachedMember(userId, member.member.roles, cache)
+      : nonMember(userId);
+    return guild && own && callerOf(context, guild, own, member, scope);
   }
 
   /** The caller's permission data as the transaction sees it (after the guild's settings lock). */
@@ -434,7 +505,7 @@ export class SettingsService {
     fields: unknown,
     cache: GuildSettingsCache,
   ): Promise<Buffer> {
-    return cache.getEncoded(`view:${setting.schema.id}:${stableJson(fields)}`, async () =>
+    return cache.getEncoded(viewKey(setting, fields), async () =>
       JSON.stringify({ type: 'Ok', data: await this.viewFromDatabase(setting, guildId, fields) }),
     );
   }

@@ -11,6 +11,16 @@ function cache(): SharedCache {
   });
 }
 
+/** An in-process cache whose lifetimes (5 s by default) run on `now`. */
+function clockedCache(now: () => number): SharedCache {
+  return new SharedCache(NO_REDIS, 'test:', {
+    namespace: 'spec',
+    defaultTtlMs: 5_000,
+    maxEntries: 10,
+    now,
+  });
+}
+
 /** A loader whose calls the test finishes, one by one, with values of its choosing. */
 function controlledLoader(): { loader: () => Promise<number>; calls: ((value: number) => void)[] } {
   const calls: ((value: number) => void)[] = [];
@@ -110,12 +120,7 @@ const counting = <T>(value: T): { loader: () => Promise<T>; calls: () => number 
 describe('SharedCache lifetimes', () => {
   it('keeps each value for the lifetime its own TTL function gives it', async () => {
     const clock = manualClock();
-    const shared = new SharedCache(NO_REDIS, 'test:', {
-      namespace: 'spec',
-      defaultTtlMs: 5_000,
-      maxEntries: 10,
-      now: clock.now,
-    });
+    const shared = clockedCache(clock.now);
     // "Not found" answers are kept far longer than found ones.
     const ttlMs = (value: { found: boolean }): number => (value.found ? 5_000 : 60_000);
     const found = counting({ found: true });
@@ -133,12 +138,7 @@ describe('SharedCache lifetimes', () => {
 
   it('serves a value stored with set() without loading, for the TTL given', async () => {
     const clock = manualClock();
-    const shared = new SharedCache(NO_REDIS, 'test:', {
-      namespace: 'spec',
-      defaultTtlMs: 5_000,
-      maxEntries: 10,
-      now: clock.now,
-    });
+    const shared = clockedCache(clock.now);
     await shared.set('k', 'stored', 30_000);
     const load = counting('loaded');
     expect(await shared.getOrLoad('k', load.loader)).toBe('stored');
@@ -167,6 +167,36 @@ describe('SharedCache lifetimes', () => {
     clock.advance(6_000);
     expect(await second.getOrLoad('k', load.loader)).toBe('updated');
     expect(load.calls()).toBe(1);
+  });
+});
+
+describe('SharedCache.cached (synchronous reads)', () => {
+  it('answers what getOrLoad would answer from memory, and nothing else', async () => {
+    const clock = manualClock();
+    const shared = clockedCache(clock.now);
+    expect(shared.cached('k')).toBeUndefined();
+    await shared.getOrLoad('k', () => Promise.resolve({ found: false }));
+    await shared.getOrLoad('nothing', () => Promise.resolve(null));
+    expect(shared.cached('k')).toEqual({ found: false });
+    expect(shared.cached('nothing')).toBeNull();
+    await shared.delete('k');
+    expect(shared.cached('k')).toBeUndefined();
+    await shared.set('k', 'stored', 1_000);
+    expect(shared.cached('k')).toBe('stored');
+    clock.advance(1_001);
+    expect(shared.cached('k')).toBeUndefined();
+  });
+
+  it('with Redis, answers from memory only when the cache keeps local copies', async () => {
+    const clock = manualClock();
+    const redis = fakeRedis(clock);
+    const settings = { namespace: 'spec', defaultTtlMs: 60_000, maxEntries: 10, now: clock.now };
+    const local = new SharedCache(redis, 'test:', settings);
+    const sharedOnly = new SharedCache(redis, 'test:', { ...settings, localCopyWhenShared: false });
+    await local.getOrLoad('k', () => Promise.resolve('value'));
+    await sharedOnly.getOrLoad('k', () => Promise.resolve('value'));
+    expect(local.cached('k')).toBe('value');
+    expect(sharedOnly.cached('k')).toBeUndefined();
   });
 });
 

@@ -125,13 +125,10 @@ export class SharedCache {
     loader: () => Promise<T>,
     options: CacheOptions<T> = {},
   ): Promise<T> {
-    if (options.refresh !== true && (this.localCopyWhenShared || !this.redis.client)) {
+    if (options.refresh !== true) {
       // The common case, without fetch()'s promises and options: a fresh entry in memory.
-      const hit = this.memory.get(key);
-      if (hit) {
-        this.metrics?.cacheLookup(this.namespace, true);
-        return hit.value as T;
-      }
+      const hit = this.cached<T>(key);
+      if (hit !== undefined) return hit;
     }
     const { ttlMs = this.defaultTtlMs } = options;
     const ttl = (typeof ttlMs === 'number' ? () => ttlMs : ttlMs) as (value: unknown) => number;
@@ -170,6 +167,20 @@ export class SharedCache {
         if (attempt >= MAX_INVALIDATED_LOADS) return this.load(key, context);
       }
     }
+  }
+
+  /**
+   * The fresh value in memory for `key`, when reads are answered from memory (always without
+   * Redis; with it, unless the cache keeps no local copies): what `getOrLoad` would answer without
+   * loading, read synchronously so that a request served from memory waits on no promise.
+   * Undefined when it is not there (a cached value is JSON, so never undefined itself).
+   */
+  cached<T>(key: string): T | undefined {
+    if (!this.localCopyWhenShared && this.redis.client) return undefined;
+    const hit = this.memory.get(key);
+    if (!hit) return undefined;
+    this.metrics?.cacheLookup(this.namespace, true);
+    return hit.value as T;
   }
 
   /** What is cached for `key` (in memory, else the shared copy), without loading anything. */
