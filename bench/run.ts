@@ -48,6 +48,8 @@ interface Measured {
   nestRps: number;
   target: Scenario['target'];
   peakRssMb: number;
+  /** Every round's req/s, in the order measured: how far a run's figures spread. */
+  rounds: { service: number[]; nest: number[]; bare: number[] };
 }
 
 interface Soaked {
@@ -230,10 +232,11 @@ async function benchScenario(
       nest.push(await load(nestUrl, request, DURATION_S));
       measured.push(await load(serviceUrl, request, DURATION_S));
     }
-    const rounds = (runs: autocannon.Result[]): string =>
-      runs.map((run) => Math.round(run.requests.average)).join(' ');
+    const rates = (runs: autocannon.Result[]): number[] =>
+      runs.map((run) => Math.round(run.requests.average));
+    const rounds = { service: rates(measured), nest: rates(nest), bare: rates(bare) };
     console.log(
-      `${engine}: ${scenario.name}: service ${rounds(measured)}; minimal Nest ${rounds(nest)}; bare ${rounds(bare)} req/s`,
+      `${engine}: ${scenario.name}: service ${rounds.service.join(' ')}; minimal Nest ${rounds.nest.join(' ')}; bare ${rounds.bare.join(' ')} req/s`,
     );
     const median = medianRun(measured);
     return {
@@ -247,6 +250,7 @@ async function benchScenario(
       nestRps: medianRun(nest).requests.average,
       target: scenario.target,
       peakRssMb: rssMb(service.pid, 'VmHWM'),
+      rounds,
     };
   } finally {
     bareServer.process.kill();
@@ -356,6 +360,22 @@ function targetOf(row: Measured): string {
   return `≥ ${row.target.ratio.toFixed(2)} × ${row.target.baseline} ${met ? '✓' : '✗'}`;
 }
 
+/** Each round's figures and ratios: the spread a single run's medians come from. */
+function roundsTable(rows: Measured[]): string {
+  const ratios = (service: number[], baseline: number[]): string =>
+    service.map((rps, i) => (rps / baseline[i]).toFixed(2)).join(' ');
+  return [
+    'Every round, in the order measured (req/s; the ratios pair each round with its own baselines):',
+    '',
+    '| engine | scenario | service | minimal Nest | bare node:http | ÷ minimal Nest | ÷ bare |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      ({ engine, scenario, rounds: r }) =>
+        `| ${engine} | ${scenario} | ${r.service.join(' ')} | ${r.nest.join(' ')} | ${r.bare.join(' ')} | ${ratios(r.service, r.nest)} | ${ratios(r.service, r.bare)} |`,
+    ),
+  ].join('\n');
+}
+
 /** Resident memory of a process holding only the libraries the service loads (bench/stack-floor.ts). */
 function stackFloorMb(): number {
   const output = execFileSync(
@@ -374,7 +394,7 @@ function report(results: EngineResults[], floorMb: number): void {
     (r) =>
       `| ${r.engine} | ${r.scenario} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.baselineRps)} | ${Math.round(r.nestRps)} | ${(r.rps / r.nestRps).toFixed(2)} | ${(r.rps / r.baselineRps).toFixed(2)} | ${targetOf(r)} | ${r.peakRssMb} |`,
   );
-  const table = [header, ...lines].join('\n');
+  const table = [header, ...lines, '', roundsTable(rows)].join('\n');
   const boots = results.flatMap((result) => result.boots);
   const bootTable = [
     'Start: the built service spawned as `npm start` runs it, timed to its first healthy `/healthz`; resident memory (VmRSS) a second later. "first" is a new data directory (embedded) or an empty database (PostgreSQL), "restart" the same one again.',
