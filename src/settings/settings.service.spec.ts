@@ -64,9 +64,12 @@ class FakeTable {
  * A guild's settings cache kept in a Map that every change empties, as a new version leaves the
  * old entries unread: what `SettingsCache` does in one process.
  */
-function memoryCache(): { cache: GuildSettingsCache; changed: () => void } {
+function memoryCache(): { cache: GuildSettingsCache; changed: () => void; reads: string[] } {
   const values = new Map<string, unknown>();
+  /** The keys asked of the loading side, in order. */
+  const reads: string[] = [];
   const get = async <T>(key: string, load: () => Promise<T>): Promise<T> => {
+    reads.push(key);
     if (!values.has(key)) values.set(key, await load());
     return values.get(key) as T;
   };
@@ -82,6 +85,7 @@ function memoryCache(): { cache: GuildSettingsCache; changed: () => void } {
       cachedEncoded: (key) => values.get(`encoded:${key}`) as Buffer | undefined,
     },
     changed: () => values.clear(),
+    reads,
   };
 }
 
@@ -102,6 +106,8 @@ async function setUp({ inMemory = false } = {}): Promise<{
   feedback: FakeTable;
   revisions: ObjectLiteral[];
   changed: jest.Mock;
+  /** The keys read through the in-memory cache's loading side. */
+  reads: string[];
 }> {
   const metadata = new DataSource({ type: 'postgres', entities: [FeedbackTopicEntity] });
   await (metadata as unknown as { buildMetadatas(): Promise<void> }).buildMetadatas();
@@ -208,7 +214,15 @@ async function setUp({ inMemory = false } = {}): Promise<{
     fields: unknown,
   ): Promise<Buffer> => execute(userId, operation, fields);
   const revisions = repository(SettingsRevisionEntity).rows;
-  return { service, run, execute, feedback: repository(FeedbackTopicEntity), revisions, changed };
+  return {
+    service,
+    run,
+    execute,
+    feedback: repository(FeedbackTopicEntity),
+    revisions,
+    changed,
+    reads: memory.reads,
+  };
 }
 
 const SESSION = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -368,7 +382,7 @@ describe('SettingsService', () => {
   });
 
   it('answers a View held in memory synchronously, and a change is read at once', async () => {
-    const { run, execute } = await setUp({ inMemory: true });
+    const { run, execute, reads } = await setUp({ inMemory: true });
     await run(OWNER, 'Create', TOPIC);
     const first = execute(MODERATOR, 'View', {});
     expect(first).toBeInstanceOf(Promise);
@@ -376,8 +390,13 @@ describe('SettingsService', () => {
     const repeated = execute(MODERATOR, 'View', {});
     expect(repeated).toBeInstanceOf(Buffer);
     expect(repeated).toBe(loaded);
-    // Another query is another answer: loaded, then held.
-    expect(execute(MODERATOR, 'View', { topic: 'bugs' })).toBeInstanceOf(Promise);
+    // Another query is another answer: loaded for the caller already read, then held.
+    reads.length = 0;
+    const other = execute(MODERATOR, 'View', { topic: 'bugs' });
+    expect(other).toBeInstanceOf(Promise);
+    await other;
+    expect(reads).toEqual(['view:feedback_topics:{"topic":"bugs"}']);
+    expect(execute(MODERATOR, 'View', { topic: 'bugs' })).toBeInstanceOf(Buffer);
     await run(OWNER, 'Create', { ...TOPIC, topic: 'other' });
     const afterChange = execute(MODERATOR, 'View', {});
     expect(afterChange).toBeInstanceOf(Promise);

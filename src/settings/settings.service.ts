@@ -194,17 +194,22 @@ export class SettingsService {
     return this.executeLoading(guildId, author, request);
   }
 
-  /** A View answered from memory alone (the same checks, in the same order); else undefined. */
+  /**
+   * A View whose caller is in memory (the same checks, in the same order): its answer from memory,
+   * or loaded for this caller; undefined when the caller must be loaded.
+   */
   private viewFromMemory(
     guildId: string,
     author: SettingsAuthor,
     request: SettingsRequest,
-  ): Buffer | undefined {
+  ): Buffer | Promise<Buffer> | undefined {
     const cache = this.cache.cachedForGuild(guildId);
     const caller = cache && this.cachedCaller(guildId, author.userId, cache, author.scope);
     if (!cache || !caller) return undefined;
     const { setting, fields } = this.checked(caller, request);
-    return cache.cachedEncoded(viewKey(setting, fields));
+    return (
+      cache.cachedEncoded(viewKey(setting, fields)) ?? this.view(setting, guildId, fields, cache)
+    );
   }
 
   /** `execute`, reading or loading whatever it needs. */
