@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { whenSettled } from 'src/common/async/maybe-async';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { SessionsService } from 'src/sessions/sessions.service';
@@ -24,21 +25,11 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   private verify(token: string, verified: Parameters<VerifyFunction>[1]): void {
-    let outcome: AuthenticatedSession | Promise<AuthenticatedSession>;
-    try {
-      outcome = this.validate(token);
-    } catch (error) {
-      verified(error, null);
-      return;
-    }
-    if (outcome instanceof Promise) {
-      outcome.then(
-        (session) => verified(null, session),
-        (error: unknown) => verified(error, null),
-      );
-    } else {
-      verified(null, outcome);
-    }
+    void whenSettled(
+      () => this.validate(token),
+      (session) => verified(null, session),
+      (error) => verified(error, null),
+    );
   }
 
   /** Answered from the session cache without a promise when it can be: most requests are. */

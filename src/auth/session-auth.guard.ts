@@ -9,6 +9,7 @@ import {
 } from 'src/common/auth/authenticated-session';
 import { SESSION_TYPES_KEY } from 'src/common/decorators/auth.decorator';
 import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
+import { whenSettled } from 'src/common/async/maybe-async';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimiter, type BucketState } from 'src/common/rate-limit/rate-limiter';
@@ -76,19 +77,14 @@ export class SessionAuthGuard implements CanActivate {
     // for tokens known to be valid: several users behind one address must not pay for a guesser.
     const refused = this.limiter.enabled && this.limiter.knownRefusal('invalid-token', request.ip);
     if (refused) return this.authenticateRefusedAddress(request, reply, route, refused);
-    let session: AuthenticatedSession | Promise<AuthenticatedSession>;
-    try {
-      normaliseAuthorization(request);
-      session = this.authenticate(request);
-    } catch (error) {
-      return this.failed(error, request.ip, reply);
-    }
-    return session instanceof Promise
-      ? session.then(
-          (resolved) => admit(request, route, resolved),
-          (error: unknown) => this.failed(error, request.ip, reply),
-        )
-      : admit(request, route, session);
+    return whenSettled(
+      () => {
+        normaliseAuthorization(request);
+        return this.authenticate(request);
+      },
+      (session): boolean | Promise<boolean> => admit(request, route, session),
+      (error) => this.failed(error, request.ip, reply),
+    );
   }
 
   /** An address past its failure budget: only a token known to be valid is looked at. */

@@ -232,10 +232,9 @@ export class GuildAccessService {
 
   /** The user's member in a guild, or null when the user is not a member. */
   async memberOf(context: GuildContext, userId: string): Promise<MemberAccess | null> {
-    const member =
-      this.platform.cachedGuildMember(context.guild.id, userId) ??
-      (await this.platform.getGuildMember(context.guild.id, userId));
-    return accessIn(context, member);
+    const cached = this.cachedMemberOf(context, userId);
+    if (cached !== undefined) return cached;
+    return accessIn(context, await this.platform.getGuildMember(context.guild.id, userId));
   }
 
   /** `memberOf` from memory, synchronously; undefined when the member must be looked up. */
