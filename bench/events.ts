@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { BENCH_IDS, BENCH_ROLE_IDS, BenchPlatform } from './bench-platform';
 import { compareAlternating, requestsPerSecond, type Scenario } from './throughput';
+import { rssMb } from './resident-memory';
 import {
   ROOT,
-  rssMb,
   startServiceProcess,
   stopServiceProcess,
   type ServiceProcess,

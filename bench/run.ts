@@ -9,9 +9,9 @@ import { SCENARIOS, type Scenario } from './scenarios';
 import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { prepareSoakMix } from './soak';
 import { BenchPlatform } from './bench-platform';
+import { residentMemory, rssMb, type ResidentMemory } from './resident-memory';
 import {
   ROOT,
-  rssMb,
   SERVICE_NODE_OPTIONS,
   startServiceProcess,
   stopServiceProcess,
@@ -59,17 +59,17 @@ interface Soaked {
   p50: number;
   p99: number;
   rssStartMb: number;
-  rssEndMb: number;
+  /** At the end of the soak, with its split into mapped files' pages and the process's own. */
+  end: ResidentMemory;
   peakRssMb: number;
 }
 
 /** One start of the service: time to a healthy /healthz and resident memory once up. */
-interface Boot {
+interface Boot extends ResidentMemory {
   engine: string;
   /** `live` is the measured service, talking to the bench's platform instead of its own emulator. */
   start: 'first' | 'restart' | 'live';
   ms: number;
-  rssMb: number;
 }
 
 interface EngineResults {
@@ -81,11 +81,13 @@ interface EngineResults {
 }
 
 async function main(): Promise<void> {
-  const floorMb = stackFloorMb();
-  console.log(`stack floor: ${floorMb} MiB resident with the libraries alone`);
+  const floor = stackFloor();
+  console.log(
+    `stack floor: ${floor.libraries.rssMb} MiB resident with the libraries alone, ${floor.runtime.rssMb} MiB with none`,
+  );
   const platform = await BenchPlatform.start();
   try {
-    report(await benchEngines(platform), floorMb);
+    report(await benchEngines(platform), floor);
   } finally {
     await platform.close();
   }
@@ -149,7 +151,7 @@ async function startService(
     healthyAfterMs: ms,
   } = await startServiceProcess(env);
   await sleep(1000);
-  const boot = { engine, start, ms, rssMb: rssMb(child.pid, 'VmRSS') };
+  const boot = { engine, start, ms, ...residentMemory(child.pid) };
   console.log(
     `${engine}: ${START_LABELS[start]}, healthy after ${ms} ms, ${boot.rssMb} MiB resident`,
   );
@@ -312,7 +314,7 @@ async function soak(
     p50: result.latency.p50,
     p99: result.latency.p99,
     rssStartMb,
-    rssEndMb: rssMb(service.pid, 'VmRSS'),
+    end: residentMemory(service.pid),
     peakRssMb: rssMb(service.pid, 'VmHWM'),
   };
 }
@@ -377,16 +379,30 @@ function roundsTable(rows: Measured[]): string {
 }
 
 /** Resident memory of a process holding only the libraries the service loads (bench/stack-floor.ts). */
-function stackFloorMb(): number {
-  const output = execFileSync(
-    process.execPath,
-    [...SERVICE_NODE_OPTIONS, join(__dirname, 'stack-floor.js')],
-    { cwd: ROOT, encoding: 'utf8' },
-  );
-  return (JSON.parse(output) as { rssMb: number }).rssMb;
+/** Resident memory of a process holding only the libraries, and of one holding nothing. */
+interface StackFloor {
+  libraries: ResidentMemory;
+  runtime: ResidentMemory;
 }
 
-function report(results: EngineResults[], floorMb: number): void {
+function stackFloor(): StackFloor {
+  const measure = (...args: string[]): ResidentMemory =>
+    JSON.parse(
+      execFileSync(
+        process.execPath,
+        [...SERVICE_NODE_OPTIONS, join(__dirname, 'stack-floor.js'), ...args],
+        { cwd: ROOT, encoding: 'utf8' },
+      ),
+    ) as ResidentMemory;
+  return { libraries: measure(), runtime: measure('--runtime-only') };
+}
+
+/** "139 (60 + 79)": resident memory, then mapped files' pages and the process's own. */
+function split({ rssMb, fileMb, anonMb }: ResidentMemory): string {
+  return `${rssMb} (${fileMb} + ${anonMb})`;
+}
+
+function report(results: EngineResults[], floor: StackFloor): void {
   const rows = results.flatMap((result) => result.scenarios);
   const header =
     '| engine | scenario | req/s | p50 ms | p99 ms | bare node:http req/s | minimal Nest req/s | ÷ minimal Nest | ÷ bare | target | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|';
@@ -399,13 +415,15 @@ function report(results: EngineResults[], floorMb: number): void {
   const bootTable = [
     'Start: the built service spawned as `npm start` runs it, timed to its first healthy `/healthz`; resident memory (VmRSS) a second later. "first" is a new data directory (embedded) or an empty database (PostgreSQL), "restart" the same one again.',
     '',
-    `The stack's floor: a process that loads only the libraries the service loads at boot on PostgreSQL (\`bench/stack-floor.ts\`), with the same Node.js options, holds ${floorMb} MiB a second later.`,
+    `The stack's floor: a process that loads only the libraries the service loads at boot on PostgreSQL (\`bench/stack-floor.ts\`), with the same Node.js options, holds ${split(floor.libraries)} MiB a second later; one that loads nothing, ${split(floor.runtime)} MiB.`,
+    '',
+    "Memory is given as resident (mapped files + the process's own): the mapped files are the pages of the Node.js binary and shared libraries the process has touched (code, read-only data), the process's own its JavaScript heap, malloc and stacks.",
     '',
     '| engine | start | to healthy ms | target | RSS after boot MiB | target |',
     '|---|---|---|---|---|---|',
     ...boots.map((b) => {
       const time = bootTimeTarget(b);
-      return `| ${b.engine} | ${b.start} | ${b.ms} | ${time ? met(b.ms <= time, `≤ ${time}`) : '–'} | ${b.rssMb} | ${met(b.rssMb <= rssTarget(b.engine), `≤ ${rssTarget(b.engine)}`)} |`;
+      return `| ${b.engine} | ${b.start} | ${b.ms} | ${time ? met(b.ms <= time, `≤ ${time}`) : '–'} | ${split(b)} | ${met(b.rssMb <= rssTarget(b.engine), `≤ ${rssTarget(b.engine)}`)} |`;
     }),
   ].join('\n');
   const soaks = results.flatMap((result) => (result.soak ? [result.soak] : []));
@@ -417,7 +435,7 @@ function report(results: EngineResults[], floorMb: number): void {
         '|---|---|---|---|---|---|---|---|---|',
         ...soaks.map(
           (s) =>
-            `| ${s.engine} | ${s.requests} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.rssStartMb} | ${s.rssEndMb} | ${met(s.rssEndMb <= rssTarget(s.engine), `≤ ${rssTarget(s.engine)}`)} | ${s.peakRssMb} |`,
+            `| ${s.engine} | ${s.requests} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.rssStartMb} | ${split(s.end)} | ${met(s.end.rssMb <= rssTarget(s.engine), `≤ ${rssTarget(s.engine)}`)} | ${s.peakRssMb} |`,
         ),
       ].join('\n')
     : 'Soak skipped (BENCH_SOAK_DURATION=0).';

@@ -76,17 +76,6 @@ export async function stopServiceProcess(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** A process's resident memory (`VmRSS`) or its peak (`VmHWM`), in MiB; 0 when unreadable. */
-export function rssMb(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-    return Math.round(kb / 1024);
-  } catch {
-    return 0;
-  }
-}
-
 async function waitForHealthy(baseUrl: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     try {

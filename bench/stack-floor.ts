@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { residentMemory } from './resident-memory';
 
 /**
  * The floor the fixed stack sets under the service's memory: a process that loads every runtime
  * dependency the service loads at boot on PostgreSQL, and nothing of its own. The benchmark runs it
  * with the service's Node.js options (`node <options> stack-floor.js`) and reports its resident
- * memory beside the service's. It prints `{"rssMb": N}` once the libraries are loaded.
+ * memory beside the service's; with `--runtime-only` it loads nothing, which is Node.js's own
+ * share. It prints `{"rssMb", "fileMb", "anonMb"}` (see `residentMemory`) a second later.
  */
-
 /** Loaded only on demand (the embedded database, Redis) or never by the service (the CLI, Node). */
 const NOT_LOADED_AT_BOOT = new Set([
   '@electric-sql/pglite',
@@ -26,6 +27,12 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = {
 const ROOT = join(__dirname, '..', '..');
 
 async function main(): Promise<void> {
+  if (!process.argv.includes('--runtime-only')) await loadDependencies();
+  // A second after loading, as the service's boot is measured.
+  setTimeout(() => console.log(JSON.stringify(residentMemory('self'))), 1000);
+}
+
+async function loadDependencies(): Promise<void> {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
   };
@@ -33,12 +40,6 @@ async function main(): Promise<void> {
     if (NOT_LOADED_AT_BOOT.has(name)) continue;
     await import(require.resolve(ENTRY_POINTS[name] ?? name, { paths: [ROOT] }));
   }
-  // A second after loading, as the service's boot is measured.
-  setTimeout(() => {
-    const status = readFileSync('/proc/self/status', 'utf8');
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    console.log(JSON.stringify({ rssMb: Math.round(kb / 1024) }));
-  }, 1000);
 }
 
 void main();
