@@ -78,14 +78,59 @@ export function profileMarkdown(title: string, summary: ProfileSummary): string 
 }
 
 /**
- * Opens the inspector of a running service (started with `--inspect-port=<port>`; SIGUSR1 turns
- * the inspector on) and records a CPU profile while `work` runs, so boot and warm-up stay out of it.
+ * Records a CPU profile of a running service (started with `--inspect-port=<port>`) while `work`
+ * runs, so boot and warm-up stay out of it.
  */
 export async function profileWhile(
   pid: number,
   inspectorPort: number,
   work: () => Promise<void>,
 ): Promise<CpuProfile> {
+  const inspector = await openInspector(pid, inspectorPort);
+  try {
+    await inspector.send('Profiler.enable');
+    await inspector.send('Profiler.setSamplingInterval', { interval: 200 });
+    await inspector.send('Profiler.start');
+    await work();
+    const { profile } = (await inspector.send('Profiler.stop')) as { profile: CpuProfile };
+    await inspector.send('Profiler.disable');
+    return profile;
+  } finally {
+    inspector.close();
+  }
+}
+
+/** The V8 heap of a running service, in MiB: what it has reserved and what is in use. */
+export interface HeapUsage {
+  totalMb: number;
+  usedMb: number;
+}
+
+/**
+ * The service's V8 heap (`process.memoryUsage()`), read through its inspector. Opening the
+ * inspector costs the process memory of its own, so read it after the resident memory.
+ */
+export async function heapUsage(pid: number, inspectorPort: number): Promise<HeapUsage> {
+  const inspector = await openInspector(pid, inspectorPort);
+  try {
+    const { result } = (await inspector.send('Runtime.evaluate', {
+      expression: 'JSON.stringify(process.memoryUsage())',
+    })) as { result: { value: string } };
+    const usage = JSON.parse(result.value) as NodeJS.MemoryUsage;
+    const mb = (bytes: number): number => Math.round(bytes / 2 ** 20);
+    return { totalMb: mb(usage.heapTotal), usedMb: mb(usage.heapUsed) };
+  } finally {
+    inspector.close();
+  }
+}
+
+interface InspectorSession {
+  send(method: string, params?: object): Promise<unknown>;
+  close(): void;
+}
+
+/** Turns a running service's inspector on (SIGUSR1) and opens a session with it. */
+async function openInspector(pid: number, inspectorPort: number): Promise<InspectorSession> {
   process.kill(pid, 'SIGUSR1');
   const target = await inspectorTarget(inspectorPort);
   const socket = new WebSocket(target);
@@ -99,23 +144,15 @@ export async function profileWhile(
     const message = JSON.parse(event.data) as { id?: number; result?: unknown };
     if (message.id !== undefined) pending.get(message.id)?.(message.result);
   });
-  const send = (method: string, params: object = {}): Promise<unknown> =>
-    new Promise((resolve) => {
-      const id = nextId++;
-      pending.set(id, resolve);
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  try {
-    await send('Profiler.enable');
-    await send('Profiler.setSamplingInterval', { interval: 200 });
-    await send('Profiler.start');
-    await work();
-    const { profile } = (await send('Profiler.stop')) as { profile: CpuProfile };
-    await send('Profiler.disable');
-    return profile;
-  } finally {
-    socket.close();
-  }
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        pending.set(id, resolve);
+        socket.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => socket.close(),
+  };
 }
 
 async function inspectorTarget(port: number): Promise<string> {

@@ -6,7 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { SCENARIOS, type Scenario } from './scenarios';
-import { profileMarkdown, profileWhile, summariseProfile } from './profile';
+import {
+  heapUsage,
+  profileMarkdown,
+  profileWhile,
+  summariseProfile,
+  type HeapUsage,
+} from './profile';
 import { prepareSoakMix } from './soak';
 import { BenchPlatform } from './bench-platform';
 import { residentMemory, rssMb, type ResidentMemory } from './resident-memory';
@@ -60,16 +66,21 @@ interface Soaked {
   p99: number;
   rssStartMb: number;
   /** At the end of the soak, with its split into mapped files' pages and the process's own. */
-  end: ResidentMemory;
+  end: Measurement;
   peakRssMb: number;
 }
 
 /** One start of the service: time to a healthy /healthz and resident memory once up. */
-interface Boot extends ResidentMemory {
+interface Boot extends Measurement {
   engine: string;
   /** `live` is the measured service, talking to the bench's platform instead of its own emulator. */
   start: 'first' | 'restart' | 'live';
   ms: number;
+}
+
+/** Resident memory, and the V8 heap where it was read (after the resident memory). */
+interface Measurement extends ResidentMemory {
+  heap?: HeapUsage;
 }
 
 interface EngineResults {
@@ -137,7 +148,8 @@ interface RunningService {
 
 /**
  * Starts the built service as `npm start` does and waits for a healthy /healthz, timing it from the
- * spawn; the resident memory is read a second after it answers.
+ * spawn; the resident memory is read a second after it answers, then (except for the measured
+ * service, whose inspector stays off until its profiles) its V8 heap.
  */
 async function startService(
   engine: string,
@@ -151,7 +163,8 @@ async function startService(
     healthyAfterMs: ms,
   } = await startServiceProcess(env);
   await sleep(1000);
-  const boot = { engine, start, ms, ...residentMemory(child.pid) };
+  const boot: Boot = { engine, start, ms, ...residentMemory(child.pid) };
+  if (start !== 'live') boot.heap = await heapUsage(child.pid!, inspectorPort);
   console.log(
     `${engine}: ${START_LABELS[start]}, healthy after ${ms} ms, ${boot.rssMb} MiB resident`,
   );
@@ -185,7 +198,10 @@ async function benchEngine(
     for (const scenario of selectedScenarios()) {
       scenarios.push(await benchScenario(engine, scenario, baseUrl, service, platform));
     }
-    const soaked = SOAK_DURATION_S > 0 ? await soak(engine, baseUrl, service, platform) : null;
+    const soaked =
+      SOAK_DURATION_S > 0
+        ? await soak(engine, { baseUrl, service, inspectorPort, platform })
+        : null;
     const profiles: string[] = [];
     if (PROFILE_DURATION_S > 0) {
       for (const scenario of selectedScenarios()) {
@@ -294,19 +310,29 @@ async function profileScenario(
   return profileMarkdown(`${engine}: ${scenario.name}`, summariseProfile(profile, ROOT, 15));
 }
 
-/** Mixed traffic at a fixed rate for SOAK_DURATION_S, with the service's memory before and after. */
+/**
+ * Mixed traffic at a fixed rate for SOAK_DURATION_S, with the service's memory before and after
+ * (and its V8 heap after).
+ */
 async function soak(
   engine: string,
-  baseUrl: string,
-  service: ChildProcess,
-  platform: BenchPlatform,
+  target: {
+    baseUrl: string;
+    service: ChildProcess;
+    inspectorPort: number;
+    platform: BenchPlatform;
+  },
 ): Promise<Soaked> {
+  const { baseUrl, service, inspectorPort, platform } = target;
   const requests = await prepareSoakMix(baseUrl, platform);
   const options = { url: baseUrl, requests, connections: SOAK_CONNECTIONS, overallRate: SOAK_RATE };
   checked(await autocannon({ ...options, duration: 5 }), 'soak warm-up');
   const rssStartMb = rssMb(service.pid, 'VmRSS');
   console.log(`${engine}: soaking for ${SOAK_DURATION_S} s at ${SOAK_RATE} req/s...`);
   const result = checked(await autocannon({ ...options, duration: SOAK_DURATION_S }), 'soak');
+  const end: Measurement = residentMemory(service.pid);
+  const peakRssMb = rssMb(service.pid, 'VmHWM');
+  end.heap = await heapUsage(service.pid!, inspectorPort);
   return {
     engine,
     requests: result.requests.total,
@@ -314,8 +340,8 @@ async function soak(
     p50: result.latency.p50,
     p99: result.latency.p99,
     rssStartMb,
-    end: residentMemory(service.pid),
-    peakRssMb: rssMb(service.pid, 'VmHWM'),
+    end,
+    peakRssMb,
   };
 }
 
@@ -397,9 +423,13 @@ function stackFloor(): StackFloor {
   return { libraries: measure(), runtime: measure('--runtime-only') };
 }
 
-/** "139 (60 + 79)": resident memory, then mapped files' pages and the process's own. */
-function split({ rssMb, fileMb, anonMb }: ResidentMemory): string {
-  return `${rssMb} (${fileMb} + ${anonMb})`;
+/**
+ * "139 (60 + 79; heap 61, 53 used)": resident memory, then mapped files' pages and the process's
+ * own, and the V8 heap (part of the process's own) where it was read.
+ */
+function split({ rssMb, fileMb, anonMb, heap }: Measurement): string {
+  const ofHeap = heap ? `; heap ${heap.totalMb}, ${heap.usedMb} used` : '';
+  return `${rssMb} (${fileMb} + ${anonMb}${ofHeap})`;
 }
 
 function report(results: EngineResults[], floor: StackFloor): void {
@@ -417,7 +447,7 @@ function report(results: EngineResults[], floor: StackFloor): void {
     '',
     `The stack's floor: a process that loads only the libraries the service loads at boot on PostgreSQL (\`bench/stack-floor.ts\`), with the same Node.js options, holds ${split(floor.libraries)} MiB a second later; one that loads nothing, ${split(floor.runtime)} MiB.`,
     '',
-    "Memory is given as resident (mapped files + the process's own): the mapped files are the pages of the Node.js binary and shared libraries the process has touched (code, read-only data), the process's own its JavaScript heap, malloc and stacks.",
+    "Memory is given as resident (mapped files + the process's own; V8 heap): the mapped files are the pages of the Node.js binary and shared libraries the process has touched (code, read-only data), the process's own its V8 heap, malloc and stacks. The V8 heap (reserved, and in use) is read through the inspector after the resident memory; for the measured service only after its soak, so that its inspector stays off until then.",
     '',
     '| engine | start | to healthy ms | target | RSS after boot MiB | target |',
     '|---|---|---|---|---|---|',
