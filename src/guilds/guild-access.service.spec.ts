@@ -197,6 +197,69 @@ describe('GuildAccessService reads from memory', () => {
     );
   });
 
+  /** The platform's loading reads, each recording that it was asked. */
+  function loadingReads(asked: string[]): Partial<Record<keyof PlatformService, unknown>> {
+    const record =
+      <A extends unknown[], T>(name: string, answer: (...args: A) => T) =>
+      (...args: A): Promise<T> => {
+        asked.push(name);
+        return Promise.resolve(answer(...args));
+      };
+    return {
+      getBotUser: record('getBotUser', () => ({ id: BOT })),
+      isBotInGuild: record('isBotInGuild', (id: string) => id === GUILD),
+      getGuild: record('getGuild', () => stored.guild),
+      getGuildChannels: record('getGuildChannels', () => stored.channels),
+      getActiveThreads: record('getActiveThreads', () => stored.threads),
+      getGuildMember: record('getGuildMember', (_guild: string, id: string) =>
+        id === BOT ? botMember : stored.user,
+      ),
+    };
+  }
+
+  it.each([
+    ['the bot user', { cachedBotUser: () => undefined }, ['getBotUser', 'getGuildMember']],
+    ["the bot's guild list", { cachedBotGuildIds: () => undefined }, ['isBotInGuild']],
+    ['the guild', { cachedGuild: () => undefined }, ['getGuild']],
+    ['the channels', { cachedGuildChannels: () => undefined }, ['getGuildChannels']],
+    ['the threads', { cachedActiveThreads: () => undefined }, ['getActiveThreads']],
+    [
+      "the bot's member",
+      {
+        cachedGuildMember: (_guild: string, id: string) => (id === BOT ? undefined : stored.user),
+      },
+      ['getGuildMember'],
+    ],
+    ['nothing', {}, []],
+  ])(
+    'guildContext loads only what memory lacks (%s), so each answer is read once',
+    async (_missing, override, expected) => {
+      const asked: string[] = [];
+      const access = service(NOW, user, { ...inMemory, ...override, ...loadingReads(asked) });
+      const context = await access.guildContext(GUILD);
+      expect(asked).toEqual(expected);
+      expect(context.channels.map((c) => c.id)).toEqual(['10', '11']);
+      expect(context.bot.highestRole.id).toBe('300');
+    },
+  );
+
+  it.each([
+    ["a guild not in the bot's list", { cachedBotGuildIds: () => new Set(['101']) }],
+    ['a guild not found', { cachedGuild: () => ({ found: false, missing: 'guild' }) }],
+    ['channels not found', { cachedGuildChannels: () => ({ found: false, missing: 'guild' }) }],
+  ])(
+    'guildContext answers NotFound from memory for %s, loading nothing',
+    async (_case, override) => {
+      const asked: string[] = [];
+      const access = service(NOW, user, { ...inMemory, ...override, ...loadingReads(asked) });
+      await expect(access.guildContext(GUILD)).rejects.toMatchObject({
+        code: 'NotFound',
+        message: 'The bot is not in this guild',
+      });
+      expect(asked).toEqual([]);
+    },
+  );
+
   it('tells a member, a non-member and a member not in memory apart', async () => {
     const context = await service(NOW, user).guildContext(GUILD);
     const lookups: Record<string, Lookup<APIGuildMember> | undefined> = {

@@ -6,6 +6,7 @@ import type {
   APIGuildMember,
   APIRole,
   APIThreadChannel,
+  APIUser,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
 import { Clock } from 'src/common/time/clock';
@@ -23,6 +24,16 @@ import { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
 
 export type GuildChannel = RESTGetAPIGuildChannelsResult[number] | APIThreadChannel;
+
+/** The platform answers a guild's context is built from; those memory does not hold are absent. */
+interface PlatformAnswers {
+  bot?: APIUser;
+  botGuildIds?: ReadonlySet<string>;
+  guild?: Lookup<APIGuild>;
+  channels?: Lookup<RESTGetAPIGuildChannelsResult>;
+  threads?: Lookup<APIThreadChannel[]>;
+  botMember?: Lookup<APIGuildMember>;
+}
 
 const CONTEXT_REUSE_MS = 1_000;
 const BOT_NOT_IN_GUILD = 'The bot is not in this guild';
@@ -143,9 +154,13 @@ export class GuildAccessService {
     private readonly clock: Clock,
   ) {}
 
-  /** The guild as the bot sees it; 404 `NotFound` when the bot is not in it. */
+  /**
+   * The guild as the bot sees it; 404 `NotFound` when the bot is not in it. What memory holds is
+   * used as it is, and only the rest is loaded: each platform answer is read once.
+   */
   async guildContext(guildId: string): Promise<GuildContext> {
-    return this.cachedGuildContext(guildId) ?? this.contextOf(await this.knownGuild(guildId));
+    const held = this.platformAnswersInMemory(guildId);
+    return this.contextOfAnswers(held) ?? this.loadContext(guildId, held);
   }
 
   /**
@@ -154,14 +169,51 @@ export class GuildAccessService {
    * (`guildContext` answers those, with its errors).
    */
   cachedGuildContext(guildId: string): GuildContext | undefined {
+    return this.contextOfAnswers(this.platformAnswersInMemory(guildId));
+  }
+
+  /**
+   * The platform answers a guild's context is built from, as far as memory holds them. For a guild
+   * the bot's list (in memory) does not hold, nothing more is read.
+   */
+  private platformAnswersInMemory(guildId: string): PlatformAnswers {
     const bot = this.platform.cachedBotUser();
-    if (!bot || !this.platform.cachedBotGuildIds()?.has(guildId)) return undefined;
-    const guild = this.platform.cachedGuild(guildId);
-    const channels = this.platform.cachedGuildChannels(guildId);
-    const threads = this.platform.cachedActiveThreads(guildId);
-    const botMember = this.platform.cachedGuildMember(guildId, bot.id);
-    if (!guild?.found || !channels?.found || !threads?.found || !botMember?.found) return undefined;
+    const botGuildIds = this.platform.cachedBotGuildIds();
+    if (botGuildIds && !botGuildIds.has(guildId)) return { bot, botGuildIds };
+    return {
+      bot,
+      botGuildIds,
+      guild: this.platform.cachedGuild(guildId),
+      channels: this.platform.cachedGuildChannels(guildId),
+      threads: this.platform.cachedActiveThreads(guildId),
+      botMember: bot && this.platform.cachedGuildMember(guildId, bot.id),
+    };
+  }
+
+  /** The context, when the answers are all there and all found; undefined otherwise. */
+  private contextOfAnswers(held: PlatformAnswers): GuildContext | undefined {
+    const { botGuildIds, guild, channels, threads, botMember } = held;
+    if (!botGuildIds || !guild?.found || !channels?.found || !threads?.found || !botMember?.found) {
+      return undefined;
+    }
     return this.contextFrom(guild, [channels, threads, botMember]);
+  }
+
+  /** `guildContext` for the answers memory does not hold: those are loaded, the others used. */
+  private async loadContext(guildId: string, held: PlatformAnswers): Promise<GuildContext> {
+    const inBotGuilds = held.botGuildIds
+      ? held.botGuildIds.has(guildId)
+      : await this.platform.isBotInGuild(guildId);
+    if (!inBotGuilds) throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+    const guild = held.guild ?? (await this.platform.getGuild(guildId));
+    found(guild, BOT_NOT_IN_GUILD);
+    const bot = held.bot ?? (await this.platform.getBotUser());
+    const parts = await Promise.all([
+      held.channels ?? this.platform.getGuildChannels(guildId),
+      held.threads ?? this.platform.getActiveThreads(guildId),
+      held.botMember ?? this.platform.getGuildMember(guildId, bot.id),
+    ]);
+    return this.contextFrom(guild, parts);
   }
 
   /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
