@@ -160,7 +160,9 @@ export class GuildAccessService {
    */
   async guildContext(guildId: string): Promise<GuildContext> {
     const held = this.platformAnswersInMemory(guildId);
-    return this.contextOfAnswers(held) ?? this.loadContext(guildId, held);
+    return (
+      this.contextOfAnswers(held) ?? this.contextOf(await this.knownGuild(guildId, held), held)
+    );
   }
 
   /**
@@ -199,28 +201,12 @@ export class GuildAccessService {
     return this.contextFrom(guild, [channels, threads, botMember]);
   }
 
-  /** `guildContext` for the answers memory does not hold: those are loaded, the others used. */
-  private async loadContext(guildId: string, held: PlatformAnswers): Promise<GuildContext> {
-    const inBotGuilds = held.botGuildIds
-      ? held.botGuildIds.has(guildId)
-      : await this.platform.isBotInGuild(guildId);
-    if (!inBotGuilds) throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
-    const guild = held.guild ?? (await this.platform.getGuild(guildId));
-    found(guild, BOT_NOT_IN_GUILD);
-    const bot = held.bot ?? (await this.platform.getBotUser());
-    const parts = await Promise.all([
-      held.channels ?? this.platform.getGuildChannels(guildId),
-      held.threads ?? this.platform.getActiveThreads(guildId),
-      held.botMember ?? this.platform.getGuildMember(guildId, bot.id),
-    ]);
-    return this.contextFrom(guild, parts);
-  }
-
   /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
   async forMember(guildId: string, userId: string): Promise<MemberGuildAccess> {
-    const guild = await this.knownGuild(guildId);
+    const held = this.platformAnswersInMemory(guildId);
+    const guild = await this.knownGuild(guildId, held);
     const [context, member] = await Promise.all([
-      this.contextOf(guild),
+      this.contextOf(guild, held),
       this.platform.getGuildMember(guildId, userId),
     ]);
     return { context, user: context.accessOf(found(member, USER_NOT_MEMBER)) };
@@ -228,25 +214,33 @@ export class GuildAccessService {
 
   /**
    * The guild's own lookup, asked only for a guild in the bot's guild list: every other id is
-   * answered 404 without a platform call (the platform counts its refusals against the bot).
+   * answered 404 without a platform call (the platform counts its refusals against the bot). What
+   * memory holds (`held`) is used, the rest loaded.
    */
-  private async knownGuild(guildId: string): Promise<Lookup<APIGuild>> {
-    if (!(await this.platform.isBotInGuild(guildId))) {
-      throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
-    }
-    const guild = await this.platform.getGuild(guildId);
+  private async knownGuild(guildId: string, held: PlatformAnswers): Promise<Lookup<APIGuild>> {
+    const inBotGuilds = held.botGuildIds
+      ? held.botGuildIds.has(guildId)
+      : await this.platform.isBotInGuild(guildId);
+    if (!inBotGuilds) throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+    const guild = held.guild ?? (await this.platform.getGuild(guildId));
     found(guild, BOT_NOT_IN_GUILD);
     return guild;
   }
 
-  /** The guild's parts and the bot's member, asked only once the guild itself was found. */
-  private async contextOf(guildLookup: Lookup<APIGuild>): Promise<GuildContext> {
+  /**
+   * The guild's parts and the bot's member, asked only once the guild itself was found; those
+   * memory holds (`held`) are used as they are.
+   */
+  private async contextOf(
+    guildLookup: Lookup<APIGuild>,
+    held: PlatformAnswers,
+  ): Promise<GuildContext> {
     const guild = found(guildLookup, BOT_NOT_IN_GUILD);
-    const bot = await this.platform.getBotUser();
+    const bot = held.bot ?? (await this.platform.getBotUser());
     const parts = await Promise.all([
-      this.platform.getGuildChannels(guild.id),
-      this.platform.getActiveThreads(guild.id),
-      this.platform.getGuildMember(guild.id, bot.id),
+      held.channels ?? this.platform.getGuildChannels(guild.id),
+      held.threads ?? this.platform.getActiveThreads(guild.id),
+      held.botMember ?? this.platform.getGuildMember(guild.id, bot.id),
     ]);
     return this.contextFrom(guildLookup, parts);
   }
