@@ -404,8 +404,10 @@ function roundsTable(rows: Measured[]): string {
   ].join('\n');
 }
 
-/** Resident memory of a process holding only the libraries the service loads (bench/stack-floor.ts). */
-/** Resident memory of a process holding only the libraries, and of one holding nothing. */
+/**
+ * Resident memory of a process holding only the libraries the service loads
+ * (bench/stack-floor.ts), and of one holding nothing.
+ */
 interface StackFloor {
   libraries: ResidentMemory;
   runtime: ResidentMemory;
