@@ -18,6 +18,7 @@ import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
 import { CommandsModule } from 'src/commands/commands.module';
+import { BotGuildsModule } from 'src/bot-guilds/bot-guilds.module';
 import { GuildsModule } from 'src/guilds/guilds.module';
 import { HealthModule } from 'src/health/health.module';
 import { PlatformModule } from 'src/platform/platform.module';
@@ -44,6 +45,7 @@ export class AppModule {
         EventEmitterModule.forRoot(),
         PlatformModule.forRoot(config),
         AuthModule,
+        BotGuildsModule,
         GuildsModule,
         StatsModule,
         EventsModule,

@@ -73,6 +73,11 @@ export interface PlatformConfig {
   readonly cacheTtlSeconds: number;
   /** How long a user's guild list (read with the user's grant) is cached. */
   readonly userGuildsCacheTtlSeconds: number;
+  /**
+   * The bot's membership feed is trusted while every shard has reported within this time
+   * (docs/bot-membership.md); otherwise ids it lacks are checked with the platform.
+   */
+  readonly botFeedStaleAfterSeconds: number;
 }
 
 export interface SessionsConfig {
@@ -162,6 +167,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       timeoutMs: env.PLATFORM_TIMEOUT_MS ?? 5_000,
       cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
       userGuildsCacheTtlSeconds: env.USER_GUILDS_CACHE_TTL ?? 300,
+      botFeedStaleAfterSeconds: env.BOT_FEED_STALE_AFTER ?? 120,
     },
     oauth2: {
       allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [

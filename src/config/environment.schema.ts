@@ -233,6 +233,15 @@ export class EnvironmentSchema {
   })
   USER_GUILDS_CACHE_TTL?: number;
 
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'BOT_FEED_STALE_AFTER must be a whole number of seconds from 10 to 3600' })
+  @Min(10, { message: 'BOT_FEED_STALE_AFTER must be a whole number of seconds from 10 to 3600' })
+  @Max(3_600, {
+    message: 'BOT_FEED_STALE_AFTER must be a whole number of seconds from 10 to 3600',
+  })
+  BOT_FEED_STALE_AFTER?: number;
+
   @Transform(toList)
   @IsOptional()
   @IsUrl(

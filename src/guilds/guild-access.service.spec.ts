@@ -3,6 +3,7 @@ import {
   type APIGuild,
   type APIGuildMember,
 } from 'discord-api-types/v10';
+import type { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import type { Clock } from 'src/common/time/clock';
 import { GuildAccessService, type GuildChannel } from 'src/guilds/guild-access.service';
 import { isThread } from 'src/guilds/platform-permissions';
@@ -45,21 +46,32 @@ function memberLookup(id: string, user: APIGuildMember | null): Lookup<APIGuildM
       : { found: false, missing: 'member' };
 }
 
+type Overrides = Partial<Record<keyof PlatformService | keyof BotMembershipService, unknown>>;
+
+/** What the membership feed says: the bot is in GUILD; memory cannot tell unless a test says so. */
+const MEMBERSHIP_KEYS = ['heldAnswer', 'isBotIn', 'refusedByPlatform'] as const;
+
 function service(
   now: string,
   user: APIGuildMember | null,
-  overrides: Partial<Record<keyof PlatformService, unknown>> = {},
+  overrides: Overrides = {},
 ): GuildAccessService {
+  const membership = {
+    heldAnswer: () => undefined,
+    isBotIn: (id: string) => Promise.resolve(id === GUILD),
+    refusedByPlatform: () => Promise.resolve(),
+    ...Object.fromEntries(
+      MEMBERSHIP_KEYS.filter((key) => key in overrides).map((key) => [key, overrides[key]]),
+    ),
+  } as unknown as BotMembershipService;
   const platform = {
     getBotUser: () => Promise.resolve({ id: BOT }),
-    isBotInGuild: (id: string) => Promise.resolve(id === GUILD),
     getGuild: () => Promise.resolve(found(guild)),
     getGuildChannels: () => Promise.resolve(found(channels.filter((c) => !isThread(c)))),
     getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
     getGuildMember: (_guild: string, id: string) => Promise.resolve(memberLookup(id, user)),
     // Nothing in memory unless a test says so.
     cachedBotUser: () => undefined,
-    cachedBotGuildIds: () => undefined,
     cachedGuild: () => undefined,
     cachedGuildChannels: () => undefined,
     cachedActiveThreads: () => undefined,
@@ -67,7 +79,7 @@ function service(
     ...overrides,
   } as unknown as PlatformService;
   const clock: Clock = { now: () => new Date(now), nowMs: () => Date.parse(now) };
-  return new GuildAccessService(platform, clock);
+  return new GuildAccessService(platform, membership, clock);
 }
 
 describe('GuildAccessService', () => {
@@ -139,16 +151,52 @@ describe('GuildAccessService platform calls', () => {
     await expect(access.forMember('101', USER)).rejects.toMatchObject(notIn);
   });
 
-  it('asks for channels, threads and members only once the guild is found', async () => {
+  it('asks for the guild, its parts and both members at once: one round trip', async () => {
+    const started: string[] = [];
+    let open = (): void => undefined;
+    const release = { promise: new Promise<void>((resolve) => (open = resolve)) };
+    /** A lookup that records its start and answers only once every lookup has started. */
+    const held =
+      <T>(name: string, answer: (id: string) => T) =>
+      async (_guild: string, id = ''): Promise<T> => {
+        started.push(name === 'getGuildMember' ? `getGuildMember ${id}` : name);
+        await release.promise;
+        return answer(id);
+      };
+    const access = service(NOW, member(USER, []), {
+      getGuild: held('getGuild', () => found(guild)),
+      getGuildChannels: held('getGuildChannels', () => found(channels.filter((c) => !isThread(c)))),
+      getActiveThreads: held('getActiveThreads', () => found(channels.filter((c) => isThread(c)))),
+      getGuildMember: held('getGuildMember', (id) => memberLookup(id, member(USER, []))),
+    });
+    const opened = access.forMember(GUILD, USER);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started.sort()).toEqual(
+      [
+        'getActiveThreads',
+        'getGuild',
+        'getGuildChannels',
+        `getGuildMember ${BOT}`,
+        `getGuildMember ${USER}`,
+      ].sort(),
+    );
+    open();
+    expect((await opened).user.userId).toBe(USER);
+  });
+
+  it('tells membership at once when the platform refuses a guild the bot was held to be in', async () => {
+    const refused: string[] = [];
     const access = service(NOW, member(USER, []), {
       getGuild: () => Promise.resolve({ found: false, missing: 'guild' }),
-      getGuildChannels: forbidden('getGuildChannels'),
-      getActiveThreads: forbidden('getActiveThreads'),
-      getGuildMember: forbidden('getGuildMember'),
+      refusedByPlatform: (id: string) => {
+        refused.push(id);
+        return Promise.resolve();
+      },
     });
     const notIn = { code: 'NotFound', message: 'The bot is not in this guild' };
     await expect(access.guildContext(GUILD)).rejects.toMatchObject(notIn);
     await expect(access.forMember(GUILD, USER)).rejects.toMatchObject(notIn);
+    expect(refused).toEqual([GUILD, GUILD]);
   });
 });
 
@@ -165,7 +213,7 @@ describe('GuildAccessService reads from memory', () => {
   /** The platform's memory holding every answer the guild's context is built from. */
   const inMemory = {
     cachedBotUser: () => ({ id: BOT }),
-    cachedBotGuildIds: () => new Set([GUILD]),
+    heldAnswer: (id: string) => id === GUILD,
     cachedGuild: () => stored.guild,
     cachedGuildChannels: () => stored.channels,
     cachedActiveThreads: () => stored.threads,
@@ -184,8 +232,8 @@ describe('GuildAccessService reads from memory', () => {
 
   it.each([
     ['the bot user', { cachedBotUser: () => undefined }],
-    ["the bot's guild list", { cachedBotGuildIds: () => undefined }],
-    ['a guild the bot is not in', { cachedBotGuildIds: () => new Set(['101']) }],
+    ['whether the bot is in the guild', { heldAnswer: () => undefined }],
+    ['a guild the bot is not in', { heldAnswer: () => false }],
     ['the guild', { cachedGuild: () => undefined }],
     ['a guild not found', { cachedGuild: () => ({ found: false, missing: 'guild' }) }],
     ['the channels', { cachedGuildChannels: () => undefined }],
@@ -198,7 +246,7 @@ describe('GuildAccessService reads from memory', () => {
   });
 
   /** The platform's loading reads, each recording that it was asked. */
-  function loadingReads(asked: string[]): Partial<Record<keyof PlatformService, unknown>> {
+  function loadingReads(asked: string[]): Overrides {
     const record =
       <A extends unknown[], T>(name: string, answer: (...args: A) => T) =>
       (...args: A): Promise<T> => {
@@ -207,7 +255,7 @@ describe('GuildAccessService reads from memory', () => {
       };
     return {
       getBotUser: record('getBotUser', () => ({ id: BOT })),
-      isBotInGuild: record('isBotInGuild', (id: string) => id === GUILD),
+      isBotIn: record('isBotIn', (id: string) => id === GUILD),
       getGuild: record('getGuild', () => stored.guild),
       getGuildChannels: record('getGuildChannels', () => stored.channels),
       getActiveThreads: record('getActiveThreads', () => stored.threads),
@@ -219,7 +267,7 @@ describe('GuildAccessService reads from memory', () => {
 
   it.each([
     ['the bot user', { cachedBotUser: () => undefined }, ['getBotUser', 'getGuildMember']],
-    ["the bot's guild list", { cachedBotGuildIds: () => undefined }, ['isBotInGuild']],
+    ['whether the bot is in the guild', { heldAnswer: () => undefined }, ['isBotIn']],
     ['the guild', { cachedGuild: () => undefined }, ['getGuild']],
     ['the channels', { cachedGuildChannels: () => undefined }, ['getGuildChannels']],
     ['the threads', { cachedActiveThreads: () => undefined }, ['getActiveThreads']],
@@ -244,7 +292,7 @@ describe('GuildAccessService reads from memory', () => {
   );
 
   it.each([
-    ["a guild not in the bot's list", { cachedBotGuildIds: () => new Set(['101']) }],
+    ['a guild the bot is not in', { heldAnswer: () => false }],
     ['a guild not found', { cachedGuild: () => ({ found: false, missing: 'guild' }) }],
     ['channels not found', { cachedGuildChannels: () => ({ found: false, missing: 'guild' }) }],
   ])(

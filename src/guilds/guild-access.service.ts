@@ -20,6 +20,7 @@ import {
   highestRole,
   type HierarchyCheck,
 } from 'src/guilds/role-hierarchy';
+import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
 
@@ -28,7 +29,8 @@ export type GuildChannel = RESTGetAPIGuildChannelsResult[number] | APIThreadChan
 /** The platform answers a guild's context is built from; those memory does not hold are absent. */
 interface PlatformAnswers {
   bot?: APIUser;
-  botGuildIds?: ReadonlySet<string>;
+  /** Whether the bot is in the guild, when memory can tell. */
+  botIn?: boolean;
   guild?: Lookup<APIGuild>;
   channels?: Lookup<RESTGetAPIGuildChannelsResult>;
   threads?: Lookup<APIThreadChannel[]>;
@@ -151,18 +153,21 @@ export class GuildAccessService {
 
   constructor(
     private readonly platform: PlatformService,
+    private readonly membership: BotMembershipService,
     private readonly clock: Clock,
   ) {}
 
   /**
    * The guild as the bot sees it; 404 `NotFound` when the bot is not in it. What memory holds is
-   * used as it is, and only the rest is loaded: each platform answer is read once.
+   * used as it is, and only the rest is loaded, all at once. `caller` (a user id) pays for a
+   * membership check the platform must answer (docs/bot-membership.md).
    */
-  async guildContext(guildId: string): Promise<GuildContext> {
+  async guildContext(guildId: string, caller?: string): Promise<GuildContext> {
     const held = this.platformAnswersInMemory(guildId);
-    return (
-      this.contextOfAnswers(held) ?? this.contextOf(await this.knownGuild(guildId, held), held)
-    );
+    const ready = this.contextOfAnswers(held);
+    if (ready) return ready;
+    await this.requireBotIn(guildId, held, caller);
+    return this.loadContext(guildId, held);
   }
 
   /**
@@ -176,15 +181,15 @@ export class GuildAccessService {
 
   /**
    * The platform answers a guild's context is built from, as far as memory holds them. For a guild
-   * the bot's list (in memory) does not hold, nothing more is read.
+   * the bot is known not to be in, nothing more is read.
    */
   private platformAnswersInMemory(guildId: string): PlatformAnswers {
     const bot = this.platform.cachedBotUser();
-    const botGuildIds = this.platform.cachedBotGuildIds();
-    if (botGuildIds && !botGuildIds.has(guildId)) return { bot, botGuildIds };
+    const botIn = this.membership.heldAnswer(guildId);
+    if (botIn === false) return { bot, botIn };
     return {
       bot,
-      botGuildIds,
+      botIn,
       guild: this.platform.cachedGuild(guildId),
       channels: this.platform.cachedGuildChannels(guildId),
       threads: this.platform.cachedActiveThreads(guildId),
@@ -194,55 +199,82 @@ export class GuildAccessService {
 
   /** The context, when the answers are all there and all found; undefined otherwise. */
   private contextOfAnswers(held: PlatformAnswers): GuildContext | undefined {
-    const { botGuildIds, guild, channels, threads, botMember } = held;
-    if (!botGuildIds || !guild?.found || !channels?.found || !threads?.found || !botMember?.found) {
+    const { botIn, guild, channels, threads, botMember } = held;
+    if (!botIn || !guild?.found || !channels?.found || !threads?.found || !botMember?.found) {
       return undefined;
     }
     return this.contextFrom(guild, [channels, threads, botMember]);
   }
 
-  /** The guild and the user's member in it; 404 when the bot is not in it or the user is not. */
+  /**
+   * The guild and the user's member in it; 404 when the bot is not in it or the user is not. The
+   * member is loaded together with the guild's parts: one platform round trip when cold.
+   */
   async forMember(guildId: string, userId: string): Promise<MemberGuildAccess> {
+    const { context, user } = await this.withMember(guildId, userId);
+    if (!user) throw new AppException(ErrorCode.NotFound, USER_NOT_MEMBER);
+    return { context, user };
+  }
+
+  /** As `forMember`, with null for a user who is not a member. */
+  async withMember(
+    guildId: string,
+    userId: string,
+  ): Promise<{ context: GuildContext; user: MemberAccess | null }> {
     const held = this.platformAnswersInMemory(guildId);
-    const guild = await this.knownGuild(guildId, held);
+    const ready = this.contextOfAnswers(held);
+    if (!ready) await this.requireBotIn(guildId, held, userId);
     const [context, member] = await Promise.all([
-      this.contextOf(guild, held),
+      ready ?? this.loadContext(guildId, held),
       this.platform.getGuildMember(guildId, userId),
     ]);
-    return { context, user: context.accessOf(found(member, USER_NOT_MEMBER)) };
+    // "No such guild" for the member of a guild that was just found is an answer from before the
+    // bot (re)joined it: asked again.
+    const current =
+      !member.found && member.missing === 'guild'
+        ? await this.platform.getGuildMember(guildId, userId, true)
+        : member;
+    return { context, user: accessIn(context, current) };
   }
 
   /**
-   * The guild's own lookup, asked only for a guild in the bot's guild list: every other id is
-   * answered 404 without a platform call (the platform counts its refusals against the bot). What
-   * memory holds (`held`) is used, the rest loaded.
+   * 404 `NotFound` unless the bot is in the guild; nothing else about the guild is loaded. `caller`
+   * pays for a check the platform must answer.
    */
-  private async knownGuild(guildId: string, held: PlatformAnswers): Promise<Lookup<APIGuild>> {
-    const inBotGuilds = held.botGuildIds
-      ? held.botGuildIds.has(guildId)
-      : await this.platform.isBotInGuild(guildId);
-    if (!inBotGuilds) throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
-    const guild = held.guild ?? (await this.platform.getGuild(guildId));
-    found(guild, BOT_NOT_IN_GUILD);
-    return guild;
+  async assertBotIn(guildId: string, caller?: string): Promise<void> {
+    await this.requireBotIn(guildId, this.platformAnswersInMemory(guildId), caller);
   }
 
   /**
-   * The guild's parts and the bot's member, asked only once the guild itself was found; those
-   * memory holds (`held`) are used as they are.
+   * Membership first, from memory when it can tell: every id the bot is not in is answered 404
+   * without a platform call about that guild (the platform counts its refusals against the bot).
    */
-  private async contextOf(
-    guildLookup: Lookup<APIGuild>,
+  private async requireBotIn(
+    guildId: string,
     held: PlatformAnswers,
-  ): Promise<GuildContext> {
-    const guild = found(guildLookup, BOT_NOT_IN_GUILD);
+    caller: string | undefined,
+  ): Promise<void> {
+    const botIn = held.botIn ?? (await this.membership.isBotIn(guildId, caller));
+    if (!botIn) throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+  }
+
+  /**
+   * The guild, its parts and the bot's member, all asked at once (those memory holds, `held`, are
+   * used as they are). A guild the platform refuses is marked left at once.
+   */
+  private async loadContext(guildId: string, held: PlatformAnswers): Promise<GuildContext> {
     const bot = held.bot ?? (await this.platform.getBotUser());
-    const parts = await Promise.all([
-      held.channels ?? this.platform.getGuildChannels(guild.id),
-      held.threads ?? this.platform.getActiveThreads(guild.id),
-      held.botMember ?? this.platform.getGuildMember(guild.id, bot.id),
+    const [guild, ...parts] = await Promise.all([
+      held.guild ?? this.platform.getGuild(guildId),
+      held.channels ?? this.platform.getGuildChannels(guildId),
+      held.threads ?? this.platform.getActiveThreads(guildId),
+      held.botMember ?? this.platform.getGuildMember(guildId, bot.id),
     ]);
-    return this.contextFrom(guildLookup, parts);
+    if (!guild.found) {
+      await this.membership.refusedByPlatform(guildId);
+      throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+    }
+    return this.contextFrom(guild, parts);
   }
 
   /** The context of these platform answers: the last one built, while it may be reused. */

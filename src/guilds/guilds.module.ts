@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from 'src/auth/auth.module';
+import { BotGuildsModule } from 'src/bot-guilds/bot-guilds.module';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { GuildInfoService } from 'src/guilds/guild-info.service';
 import { GuildsController } from 'src/guilds/guilds.controller';
@@ -7,7 +8,7 @@ import { UserGuildsService } from 'src/guilds/user-guilds.service';
 
 /** The user's guilds, and guild access (members, permissions, hierarchy) for every module. */
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, BotGuildsModule],
   controllers: [GuildsController],
   providers: [GuildAccessService, GuildInfoService, UserGuildsService],
   exports: [GuildAccessService],

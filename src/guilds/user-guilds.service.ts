@@ -7,7 +7,7 @@ import type { UserGuildDto, UserGuildsDto } from 'src/guilds/dto/user-guilds.dto
 import type { SharedCache } from 'src/common/cache/shared-cache';
 import { PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformClient } from 'src/platform/platform.client';
-import { PlatformService } from 'src/platform/platform.service';
+import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 
 /**
  * The guilds of a user, read with the user's own grant (refreshed when expired) and cached per
@@ -20,7 +20,7 @@ export class UserGuildsService {
   constructor(
     private readonly grants: GrantService,
     private readonly client: PlatformClient,
-    private readonly platform: PlatformService,
+    private readonly membership: BotMembershipService,
     @Inject(PLATFORM_CACHE) private readonly cache: SharedCache,
     config: AppConfig,
   ) {
@@ -28,20 +28,20 @@ export class UserGuildsService {
   }
 
   /**
-   * `refresh`: the user's list is read anew, and the bot's membership of exactly those guilds too
-   * (a few pages of the bot's sorted list, not all of it), so an invite or a removal shows at once.
+   * `bot_in_guilds` comes from the bot's membership feed (docs/bot-membership.md); without a live
+   * feed, from what was learned lately and the bot's guild list read around the user's guilds.
+   * `refresh`: the user's list is read anew, and, without a live feed, the bot's membership of
+   * exactly those guilds too, so an invite or a removal shows at once.
    */
   async list(userId: string, refresh: boolean): Promise<UserGuildsDto> {
-    const userGuilds = this.cache.getOrLoad(`user-guilds:${userId}`, () => this.fetch(userId), {
+    const guilds = await this.cache.getOrLoad(`user-guilds:${userId}`, () => this.fetch(userId), {
       ttlMs: this.ttlMs,
       refresh,
     });
-    if (refresh) {
-      const guilds = await userGuilds;
-      const ids = guilds.map((guild) => guild.id);
-      return answer(guilds, await this.platform.refreshBotMembership(ids));
-    }
-    const [guilds, botGuilds] = await Promise.all([userGuilds, this.platform.getBotGuildIds()]);
+    const botGuilds = await this.membership.botIn(
+      guilds.map((guild) => guild.id),
+      refresh,
+    );
     return answer(guilds, botGuilds);
   }
 

@@ -61,6 +61,13 @@ export interface PlatformCall {
   query?: Record<string, string>;
   json?: unknown;
   form?: Record<string, string>;
+  /**
+   * The bot's lookup of its own member in a guild: it goes through a queue of its own, so that it
+   * runs beside the caller's member lookup instead of after it (the transport runs one request
+   * at a time per route and guild). At most one such call per guild is under way (the cache
+   * coalesces them), so the two queues send at most one request more to that route at once.
+   */
+  ownMember?: boolean;
 }
 
 /** Any answer that is not a 429 or a 5xx: the caller decides what a 4xx means for its route. */
@@ -110,6 +117,8 @@ export class PlatformHttp {
   /** The call each transport callback belongs to (the library's hooks carry no request). */
   private readonly calls = new AsyncLocalStorage<CallState>();
   private readonly bot: REST;
+  /** The bot's lookups of its own members (PlatformCall.ownMember). */
+  private readonly botOwnMember: REST;
   private readonly app: REST;
 
   constructor(private readonly options: PlatformHttpOptions) {
@@ -117,6 +126,7 @@ export class PlatformHttp {
       options.invalidRequestLimit ?? DEFAULT_INVALID_REQUEST_LIMIT,
     );
     this.bot = this.manager(true);
+    this.botOwnMember = this.manager(true);
     this.app = this.manager(true);
   }
 
@@ -142,7 +152,7 @@ export class PlatformHttp {
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
     const request = this.request(call);
-    const manager = this.managerFor(call.auth);
+    const manager = call.ownMember ? this.botOwnMember : this.managerFor(call.auth);
     for (let failures = 1; ; failures++) {
       const outcome = await this.attempt(manager, request, state);
       if ('answer' in outcome) return outcome.answer;

@@ -82,28 +82,17 @@ export class PlatformClient {
 
   /** The guilds of the user behind an OAuth2 access token (scope `guilds`; at most 200). */
   async getUserGuilds(accessToken: string): Promise<RESTAPIPartialCurrentUserGuild[]> {
-    return this.guildPage({ kind: 'bearer', token: accessToken }, undefined);
+    return this.guildPage({ kind: 'bearer', token: accessToken }, undefined, GUILD_PAGE);
   }
 
   /**
    * One page of the bot's guilds (sorted by id, as the platform serves them) from `firstId` upward:
-   * up to GUILD_PAGE guilds whose id is at least `firstId`.
+   * up to `limit` (at most GUILD_PAGE) guilds whose id is at least `firstId`.
    */
-  getBotGuildsFrom(firstId: string): Promise<RESTAPIPartialCurrentUserGuild[]> {
+  getBotGuildsFrom(firstId: string, limit: number): Promise<RESTAPIPartialCurrentUserGuild[]> {
     const after = BigInt(firstId) - 1n;
     // "after=-1" is not an id: from 0 (the smallest id), no "after" is needed at all.
-    return this.guildPage({ kind: 'bot' }, after < 0n ? undefined : after.toString());
-  }
-
-  /** Every guild the bot is in, page by page. */
-  async getBotGuilds(): Promise<RESTAPIPartialCurrentUserGuild[]> {
-    const all: RESTAPIPartialCurrentUserGuild[] = [];
-    for (let after: string | undefined; ;) {
-      const page = await this.guildPage({ kind: 'bot' }, after);
-      all.push(...page);
-      if (page.length < GUILD_PAGE) return all;
-      after = page[page.length - 1].id;
-    }
+    return this.guildPage({ kind: 'bot' }, after < 0n ? undefined : after.toString(), limit);
   }
 
   // --- Guilds (bot token) -----------------------------------------------------------------------
@@ -126,11 +115,11 @@ export class PlatformClient {
     return this.lookup(this.call('GET', '/guilds/:guild_id/threads/active', path, { kind: 'bot' }));
   }
 
-  getGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
+  /** `own`: the bot's own member (see PlatformCall.ownMember). */
+  getGuildMember(guildId: string, userId: string, own = false): Promise<Lookup<APIGuildMember>> {
     const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/members/${encodeURIComponent(userId)}`;
-    return this.lookup(
-      this.call('GET', '/guilds/:guild_id/members/:user_id', path, { kind: 'bot' }),
-    );
+    const call = this.call('GET', '/guilds/:guild_id/members/:user_id', path, { kind: 'bot' });
+    return this.lookup(own ? { ...call, ownMember: true } : call);
   }
 
   // --- Application commands ---------------------------------------------------------------------
@@ -167,10 +156,11 @@ export class PlatformClient {
   private async guildPage(
     auth: PlatformAuth,
     after: string | undefined,
+    limit: number,
   ): Promise<RESTAPIPartialCurrentUserGuild[]> {
     const call: PlatformCall = {
       ...this.call('GET', '/users/@me/guilds', '/users/@me/guilds', auth),
-      query: { limit: String(GUILD_PAGE), ...(after ? { after } : {}) },
+      query: { limit: String(limit), ...(after ? { after } : {}) },
     };
     return this.expectOk(call, await this.http.send(call)) as RESTAPIPartialCurrentUserGuild[];
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type {
   APIGuild,
   APIGuildMember,
@@ -12,21 +12,6 @@ import { lookupTtl, PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { GUILD_PAGE, PlatformClient } from 'src/platform/platform.client';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { Lookup } from 'src/platform/platform.types';
-import { Clock } from 'src/common/time/clock';
-
-/**
- * The bot's guild list is paged (200 per call), so it is cached longer than single lookups; a guild
- * the bot has just joined shows up in `bot_in_guilds` within this time, or at once on a refresh.
- */
-const BOT_GUILDS_TTL_MS = 60_000;
-/** Not 'bot-guilds', which held a bare array: instances of both versions may share one Redis. */
-const BOT_GUILDS_KEY = 'bot-guild-list';
-
-/** The bot's guild ids as cached, with the instant the list was read from the platform plus its TTL. */
-interface BotGuildList {
-  ids: string[];
-  expiresAt: number;
-}
 
 /**
  * What the bot sees of the platform, cached briefly (PLATFORM_CACHE_TTL) and coalesced: ten
@@ -34,23 +19,24 @@ interface BotGuildList {
  * guild the bot is not in does not cost a call per request.
  */
 @Injectable()
-export class PlatformService {
+export class PlatformService implements OnApplicationBootstrap {
   private botUser: Promise<APIUser> | null = null;
   /** The bot's user once `botUser` has settled with it. */
   private knownBotUser: APIUser | undefined;
-  /** The set built from the last cached list, reused while the cache serves that same list. */
-  private botGuildSet: { list: BotGuildList; ids: ReadonlySet<string> } | null = null;
-  /** Refreshes merge into the cached list one at a time, so none overwrites another's. */
-  private merging: Promise<unknown> = Promise.resolve();
   private readonly lookupTtl: (lookup: Lookup<unknown>) => number;
 
   constructor(
     private readonly client: PlatformClient,
     @Inject(PLATFORM_CACHE) private readonly cache: SharedCache,
-    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.lookupTtl = lookupTtl(config);
+  }
+
+  /** The bot's user is read at start, so that no request waits for it. */
+  onApplicationBootstrap(): void {
+    // A failure here is retried by the first request that needs the bot's user.
+    this.getBotUser().catch(() => undefined);
   }
 
   /** The bot's own user, fetched once per process (again only if that call failed). */
@@ -90,31 +76,17 @@ export class PlatformService {
     return result as Lookup<APIThreadChannel[]>;
   }
 
-  getGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
+  /** `refresh`: ask the platform even if an answer is cached. */
+  getGuildMember(
+    guildId: string,
+    userId: string,
+    refresh = false,
+  ): Promise<Lookup<APIGuildMember>> {
     return this.cache.getOrLoad(
       memberKey(guildId, userId),
-      () => this.client.getGuildMember(guildId, userId),
-      { ttlMs: this.lookupTtl },
+      () => this.client.getGuildMember(guildId, userId, userId === this.knownBotUser?.id),
+      { ttlMs: this.lookupTtl, refresh },
     );
-  }
-
-  /** The ids of every guild the bot is in (the whole paged list, cached for BOT_GUILDS_TTL_MS). */
-  async getBotGuildIds(): Promise<ReadonlySet<string>> {
-    const list = await this.cache.getOrLoad<BotGuildList>(
-      BOT_GUILDS_KEY,
-      async () => ({
-        ids: (await this.client.getBotGuilds()).map((guild) => guild.id),
-        expiresAt: this.clock.nowMs() + BOT_GUILDS_TTL_MS,
-      }),
-      // A list merged by a refresh keeps the expiry of the list it was merged into.
-      { ttlMs: (loaded) => loaded.expiresAt - this.clock.nowMs() },
-    );
-    return this.botGuildIdsOf(list);
-  }
-
-  private botGuildIdsOf(list: BotGuildList): ReadonlySet<string> {
-    if (this.botGuildSet?.list !== list) this.botGuildSet = { list, ids: new Set(list.ids) };
-    return this.botGuildSet.ids;
   }
 
   // What is in memory, read synchronously (undefined when a load is needed): a request served
@@ -122,11 +94,6 @@ export class PlatformService {
 
   cachedBotUser(): APIUser | undefined {
     return this.knownBotUser;
-  }
-
-  cachedBotGuildIds(): ReadonlySet<string> | undefined {
-    const list = this.cache.cached<BotGuildList>(BOT_GUILDS_KEY);
-    return list && this.botGuildIdsOf(list);
   }
 
   cachedGuild(guildId: string): Lookup<APIGuild> | undefined {
@@ -146,32 +113,30 @@ export class PlatformService {
   }
 
   /**
-   * Whether the bot is in the guild, by its own cached guild list: a guild id nobody has seen costs
-   * no platform call about that guild.
+   * Which of `guildIds` the bot is in, read from the bot's own guild list in the ranges that hold
+   * them: the list is sorted by id, so one page from the smallest id not yet settled settles every
+   * id up to the page's last (or every id, from a short page). The platform answers this call 200
+   * whatever the ids, so an invented id never counts against the invalid-request budget. At most
+   * `maxCalls` pages are read; `settled` holds the ids they covered.
    */
-  async isBotInGuild(guildId: string): Promise<boolean> {
-    return (await this.getBotGuildIds()).has(guildId);
-  }
-
-  /**
-   * Which of `guildIds` (a user's guilds, on an explicit refresh) the bot is in now, read from the
-   * bot's own guild list in the ranges that hold them: the list is sorted by id, so one page from
-   * the smallest id not yet covered settles every id up to the page's last (or every id, from a
-   * short page). That is at most one call per guild of the user, whatever the bot's guild count.
-   * What was learned is merged into the cached list, and cached "bot cannot see this guild"
-   * answers of guilds now found are dropped.
-   */
-  async refreshBotMembership(guildIds: readonly string[]): Promise<ReadonlySet<string>> {
+  async botMembershipOf(
+    guildIds: readonly string[],
+    maxCalls: number,
+  ): Promise<{ found: ReadonlySet<string>; settled: ReadonlySet<string> }> {
     const wanted = [...new Set(guildIds)].sort(compareIds);
+    // One id needs one guild of the list: the first from it, which is that guild or a later one.
+    const pageSize = wanted.length === 1 ? 1 : GUILD_PAGE;
     const found = new Set<string>();
+    const settled = new Set<string>();
     let next = 0;
-    while (next < wanted.length) {
-      const page = await this.client.getBotGuildsFrom(wanted[next]);
+    for (let calls = 0; next < wanted.length && calls < maxCalls; calls++) {
+      const page = await this.client.getBotGuildsFrom(wanted[next], pageSize);
       const onPage = new Set(page.map((guild) => guild.id));
-      const last = page.length < GUILD_PAGE ? null : page[page.length - 1].id;
+      const last = page.length < pageSize ? null : page[page.length - 1].id;
       const start = next;
       while (next < wanted.length && (last === null || compareIds(wanted[next], last) <= 0)) {
         if (onPage.has(wanted[next])) found.add(wanted[next]);
+        settled.add(wanted[next]);
         next += 1;
       }
       // A page starts at the id asked for, so it settles at least that one; anything else is a
@@ -180,32 +145,24 @@ export class PlatformService {
         throw new PlatformUnavailableError('GET /users/@me/guilds: a page out of order');
       }
     }
-    const merge = this.merging.then(() => this.mergeBotGuilds(wanted, found));
-    this.merging = merge.catch(() => undefined);
-    await merge;
-    return found;
+    return { found, settled };
   }
 
-  /** `checked`: guild ids whose membership was just read; `found`: those the bot is in. */
-  private async mergeBotGuilds(checked: string[], found: ReadonlySet<string>): Promise<void> {
-    const cached = await this.cache.peek<BotGuildList>(BOT_GUILDS_KEY);
-    const before = new Set(cached?.ids ?? []);
-    const joined = [...found].filter((id) => !before.has(id));
-    const ttlMs = cached ? cached.expiresAt - this.clock.nowMs() : 0;
-    // Without a cached list there is nothing to correct: the next read loads the whole list anew.
-    if (cached && ttlMs > 0) {
-      const left = new Set(checked.filter((id) => !found.has(id)));
-      const ids = [...cached.ids.filter((id) => !left.has(id)), ...joined];
-      await this.cache.set(BOT_GUILDS_KEY, { ids, expiresAt: cached.expiresAt }, ttlMs);
-    }
-    if (joined.length === 0) return;
+  /**
+   * Drops a cached "the bot cannot see this guild" answer (kept long, see GUILD_NOT_FOUND_TTL_MS)
+   * and the guild's parts, once the bot is known to be in the guild.
+   */
+  async forgetRefusal(guildId: string): Promise<void> {
+    const guild = await this.cache.peek<Lookup<APIGuild>>(guildKey(guildId));
+    if (!guild || guild.found) return;
     const bot = await this.getBotUser();
     await Promise.all(
-      joined.flatMap((id) =>
-        [guildKey(id), channelsKey(id), threadsKey(id), memberKey(id, bot.id)].map((key) =>
-          this.cache.delete(key),
-        ),
-      ),
+      [
+        guildKey(guildId),
+        channelsKey(guildId),
+        threadsKey(guildId),
+        memberKey(guildId, bot.id),
+      ].map((key) => this.cache.delete(key)),
     );
   }
 }

@@ -29,9 +29,10 @@ export class SettingsController {
   })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   list(
+    @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
   ): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
-    return this.settings.list(guildId);
+    return this.settings.list(guildId, session.userId);
   }
 
   @Post()

@@ -167,8 +167,11 @@ export class SettingsService {
   ) {}
 
   /** Every module's settings, for a guild the bot is in (membership not required). */
-  async list(guildId: string): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
-    await this.guilds.guildContext(guildId);
+  async list(
+    guildId: string,
+    caller: string,
+  ): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
+    await this.guilds.assertBotIn(guildId, caller);
     return this.registry.groups();
   }
 
@@ -447,8 +450,7 @@ export class SettingsService {
     cache: GuildSettingsCache,
     scope: readonly string[] | undefined,
   ): Promise<Caller> {
-    const context = await this.guilds.guildContext(guildId);
-    const member = await this.guilds.memberOf(context, userId);
+    const { context, user: member } = await this.guilds.withMember(guildId, userId);
     const guild = await this.permissions.guild(context, cache);
     const own = member
       ? await this.permissions.member(guildId, userId, member.member.roles, cache)

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { emulatorOf, loginAs, type TestLogin } from 'test/support/auth';
+import { emulatorOf, loginAs } from 'test/support/auth';
 import type { Test } from 'supertest';
-import { useTestApp, type TestApp } from 'test/support/test-app';
+import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
+import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 
 /** Every platform call about one guild: what an invented id must never cost. */
 function perGuildCalls(emulator: PlatformEmulator): number {
@@ -34,50 +36,82 @@ async function inBatches<T>(
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
-describe('guild requests for guilds the bot is not in', () => {
-  const t = useTestApp();
-  let login: TestLogin;
+/** Calls on the bot's own guild list, and whether any read more than one guild of it. */
+function botListCalls(emulator: PlatformEmulator): { count: number; pages: number } {
+  const calls = emulator.requests.filter(
+    (request) => request.route === 'GET /users/@me/guilds' && request.auth === 'bot',
+  );
+  return {
+    count: calls.length,
+    pages: calls.filter((call) => !call.url.includes('limit=1&') && !call.url.endsWith('limit=1'))
+      .length,
+  };
+}
 
-  beforeAll(async () => {
-    login = await loginAs(t(), DEMO_IDS.demoUser);
+/** 1,000 requests on invented guild ids, all answered 404 "The bot is not in this guild". */
+async function requestInventedIds(app: TestApp, token: string): Promise<void> {
+  const ids = inventedIds(500);
+  const paths = ids.flatMap((id) => [`/guilds/${id}/settings`, `/users/@me/guilds/${id}`]);
+  expect(paths).toHaveLength(1_000);
+  const statuses = new Map<number, number>();
+  await inBatches(paths, 25, async (path) => {
+    const res = await app.http().get(path).set('Authorization', `Bearer ${token}`);
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    expect(res.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
   });
+  expect(Object.fromEntries(statuses)).toEqual({ 404: 1_000 });
+}
 
-  const get = (app: TestApp, path: string): Test =>
-    app.http().get(path).set('Authorization', `Bearer ${login.token}`);
+describe('guild requests for guilds the bot is not in, with the membership feed live', () => {
+  const t = useTestApp();
 
-  it('make no per-guild platform call, however many ids are invented', async () => {
+  it('make no platform call at all, however many ids are invented', async () => {
+    const login = await loginAs(t(), DEMO_IDS.demoUser);
     const emulator = emulatorOf(t());
-    const before = perGuildCalls(emulator);
-    const ids = inventedIds(500);
-    const paths = ids.flatMap((id) => [`/guilds/${id}/settings`, `/users/@me/guilds/${id}`]);
-    expect(paths).toHaveLength(1_000);
-    const statuses = new Map<number, number>();
-    await inBatches(paths, 25, async (path) => {
-      const res = await get(t(), path);
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      expect(res.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
-    });
-    expect(Object.fromEntries(statuses)).toEqual({ 404: 1_000 });
-    expect(perGuildCalls(emulator) - before).toBe(0);
-    // The bot's own guild list was read once for all of them.
-    const botLists = emulator.requests.filter(
-      (request) => request.route === 'GET /users/@me/guilds' && request.auth === 'bot',
-    );
-    expect(botLists).toHaveLength(1);
+    const before = emulator.requests.length;
+    await requestInventedIds(t(), login.token);
+    expect(emulator.requests.slice(before)).toEqual([]);
   });
 
   it('still serve a guild the bot is in', async () => {
-    const info = await get(t(), `/users/@me/guilds/${DEMO_IDS.community}`).expect(200);
+    const login = await loginAs(t(), DEMO_IDS.demoUser);
+    const get = (path: string): Test =>
+      t().http().get(path).set('Authorization', `Bearer ${login.token}`);
+    const info = await get(`/users/@me/guilds/${DEMO_IDS.community}`).expect(200);
     expect(info.body.name).toBe('Demo Community');
-    const settings = await get(t(), `/guilds/${DEMO_IDS.community}/settings`).expect(200);
+    const settings = await get(`/guilds/${DEMO_IDS.community}/settings`).expect(200);
     expect(Object.keys(settings.body)).toContain('permissions');
   });
 });
 
-describe('a guild the bot has left while its guild list is cached', () => {
+describe('guild requests for guilds the bot is not in, without the membership feed', () => {
+  const platform = useEmulator();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await createTestApp({ env: liveModeEnv(platform()) });
+  });
+  afterAll(() => app.close());
+
+  it('cost one single-guild read of the bot list each, never a page and nothing invalid', async () => {
+    const code = platform().issueCode({ userId: DEMO_IDS.demoUser, redirectUri: DEMO_REDIRECT });
+    const login = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
+    const before = botListCalls(platform());
+    const perGuildBefore = perGuildCalls(platform());
+    await requestInventedIds(app, login.body.token as string);
+    // The bot list answers 200 whatever the id: no answer the platform counts as invalid.
+    expect(perGuildCalls(platform()) - perGuildBefore).toBe(0);
+    const after = botListCalls(platform());
+    expect(after.count - before.count).toBeGreaterThan(0);
+    expect(after.count - before.count).toBeLessThanOrEqual(1_000);
+    expect(after.pages - before.pages).toBe(0);
+  });
+});
+
+describe('a guild the bot has left, with the membership feed live', () => {
   const t = useTestApp({ env: { PLATFORM_CACHE_TTL: '1' } });
 
-  it('costs one guild lookup, no lookup of its parts, and that answer is kept longer', async () => {
+  it('is refused as soon as the bot reports the leave, without a platform call', async () => {
     const login = await loginAs(t(), DEMO_IDS.carol);
     const emulator = emulatorOf(t());
     const get = (): Test =>
@@ -85,20 +119,51 @@ describe('a guild the bot has left while its guild list is cached', () => {
         .http()
         .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
         .set('Authorization', `Bearer ${login.token}`);
-    // The bot's guild list is cached with the bot in the guild.
     await get().expect(200);
     emulator.state.removeMember(DEMO_IDS.botLab, DEMO_IDS.bot);
-    // Past PLATFORM_CACHE_TTL, so the found answers have expired.
-    await sleep(1_100);
+    await t().app.get(DemoBotReporter).settled();
     const before = emulator.requests.length;
     const res = await get().expect(404);
     expect(res.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
-    expect(emulator.requests.slice(before).map((request) => request.route)).toEqual([
-      'GET /guilds/:guild_id',
-    ]);
-    // The refusal (a 403 the platform counts) is kept well past PLATFORM_CACHE_TTL.
+    expect(emulator.requests.slice(before)).toEqual([]);
+  });
+});
+
+describe('a guild the bot has left, without the membership feed', () => {
+  const platform = useEmulator();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await createTestApp({ env: { ...liveModeEnv(platform()), PLATFORM_CACHE_TTL: '1' } });
+  });
+  afterAll(() => app.close());
+
+  it('costs one guild lookup once its cached answers expire, and that refusal is kept', async () => {
+    const code = platform().issueCode({ userId: DEMO_IDS.carol, redirectUri: DEMO_REDIRECT });
+    const login = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
+    const get = (): Test =>
+      app
+        .http()
+        .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
+        .set('Authorization', `Bearer ${login.body.token as string}`);
+    await get().expect(200);
+    platform().state.removeMember(DEMO_IDS.botLab, DEMO_IDS.bot);
+    // Past PLATFORM_CACHE_TTL, so the found answers have expired.
+    await sleep(1_100);
+    const before = platform().requests.length;
+    const res = await get().expect(404);
+    expect(res.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
+    expect(
+      platform()
+        .requests.slice(before)
+        .map((request) => request.route)
+        .filter((route) => route.startsWith('GET /guilds/:guild_id')),
+    ).toContain('GET /guilds/:guild_id');
+    // From then on the guild costs no per-guild call: the refusal (a 403 the platform counts) is
+    // remembered, and only the bot's list is read again.
+    const perGuild = perGuildCalls(platform());
     await sleep(1_100);
     await get().expect(404);
-    expect(emulator.requests.length).toBe(before + 1);
+    expect(perGuildCalls(platform())).toBe(perGuild);
   });
 });

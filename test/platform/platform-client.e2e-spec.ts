@@ -122,9 +122,15 @@ describe('PlatformClient', () => {
       );
     });
 
-    it("lists the bot's guilds", async () => {
-      const guilds = await clientFor(emulator()).getBotGuilds();
-      expect(guilds.map((g) => g.id)).toEqual([DEMO_IDS.community, DEMO_IDS.botLab]);
+    it("reads the bot's guilds from an id upward", async () => {
+      const client = clientFor(emulator());
+      const all = await client.getBotGuildsFrom('0', 200);
+      expect(all.map((g) => g.id)).toEqual([DEMO_IDS.community, DEMO_IDS.botLab]);
+      // From the guild's own id: it comes first; one past it: the next guild.
+      const from = await client.getBotGuildsFrom(DEMO_IDS.botLab, 1);
+      expect(from.map((g) => g.id)).toEqual([DEMO_IDS.botLab]);
+      const after = await client.getBotGuildsFrom((BigInt(DEMO_IDS.community) + 1n).toString(), 1);
+      expect(after.map((g) => g.id)).toEqual([DEMO_IDS.botLab]);
     });
   });
 
@@ -242,10 +248,12 @@ describe('PlatformClient paging', () => {
   };
   const emulator = useEmulator(many);
 
-  it('follows the pages of the bot guild list', async () => {
-    const guilds = await clientFor(emulator()).getBotGuilds();
-    expect(guilds).toHaveLength(450);
-    expect(new Set(guilds.map((g) => g.id)).size).toBe(450);
-    expect(emulator().countRequests('GET /users/@me/guilds')).toBe(3);
+  it('reads one page of the bot guild list from an id, never the whole list', async () => {
+    const from = String(2_000_000_000_000_000_000n + 250n);
+    const guilds = await clientFor(emulator()).getBotGuildsFrom(from, 200);
+    expect(guilds).toHaveLength(200);
+    expect(guilds[0].id).toBe(from);
+    expect(guilds[199].id).toBe(String(2_000_000_000_000_000_000n + 449n));
+    expect(emulator().countRequests('GET /users/@me/guilds')).toBe(1);
   });
 });

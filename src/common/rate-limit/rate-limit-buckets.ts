@@ -17,6 +17,11 @@ export const RATE_LIMIT_BUCKETS = {
   },
   /** `GET /users/@me/guilds/{guild_id}`, per user. */
   'guild-info': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_INFO' },
+  /**
+   * Checks with the platform of a guild the bot's membership feed cannot settle (no live feed),
+   * per user: what an invented guild id costs its sender (docs/bot-membership.md).
+   */
+  'guild-check': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_CHECK' },
   /** `POST /guilds/{guild_id}/settings`, per user. */
   'settings-write': {
     scope: 'user',

@@ -54,6 +54,12 @@ interface PendingCode {
   challenge?: CodeChallenge;
 }
 
+/** The bot joined (`present`) or left a guild: what the platform's gateway would tell the bot. */
+export interface BotMembershipChange {
+  guildId: string;
+  present: boolean;
+}
+
 /** The emulated platform's data: the seed plus what happens at run time (codes, tokens, commands). */
 export class EmulatorState {
   private readonly users = new Map<string, APIUser>();
@@ -63,6 +69,7 @@ export class EmulatorState {
   private readonly grantsByRefresh = new Map<string, Grant>();
   private commands: APIApplicationCommand[] = [];
   private nextId = 1_200_000_000_000_000_000n;
+  private readonly botMembershipListeners = new Set<(change: BotMembershipChange) => void>();
 
   constructor(
     readonly seed: EmulatorSeed,
@@ -100,13 +107,44 @@ export class EmulatorState {
   /** Run-time change (tests, demo): `userId` joins the guild; the bot joins with its own id. */
   addMember(guildId: string, member: SeedMember): void {
     const guild = this.requireGuild(guildId);
+    const joins = member.user_id === this.botUserId && !this.member(guild, this.botUserId);
     guild.members = [...guild.members.filter((m) => m.user_id !== member.user_id), member];
+    if (joins) this.announce({ guildId, present: true });
   }
 
   /** Run-time change (tests, demo): `userId` leaves the guild, or the bot, with its own id. */
   removeMember(guildId: string, userId: string): void {
     const guild = this.requireGuild(guildId);
+    const leaves = userId === this.botUserId && !!this.member(guild, userId);
     guild.members = guild.members.filter((member) => member.user_id !== userId);
+    if (leaves) this.announce({ guildId, present: false });
+  }
+
+  /** Run-time change (tests, demo): a new guild; with the bot among its members, the bot joins. */
+  addGuild(guild: SeedGuild): void {
+    if (this.guilds.has(guild.id)) throw new Error(`guild ${guild.id} exists`);
+    this.guilds.set(guild.id, guild);
+    if (this.member(guild, this.botUserId)) this.announce({ guildId: guild.id, present: true });
+  }
+
+  /** The guilds the bot is in now: what the gateway's READY would list. */
+  botGuildIds(): string[] {
+    return [...this.guilds.values()]
+      .filter((guild) => this.member(guild, this.botUserId))
+      .map((guild) => guild.id);
+  }
+
+  /**
+   * Calls `listener` whenever the bot joins or leaves a guild, as the gateway tells a bot; returns
+   * what stops it.
+   */
+  onBotMembership(listener: (change: BotMembershipChange) => void): () => void {
+    this.botMembershipListeners.add(listener);
+    return () => this.botMembershipListeners.delete(listener);
+  }
+
+  private announce(change: BotMembershipChange): void {
+    for (const listener of this.botMembershipListeners) listener(change);
   }
 
   private requireGuild(guildId: string): SeedGuild {

@@ -1,0 +1,29 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+const safeInteger = {
+  to: (value: number): number => value,
+  from: (value: string): number => Number(value),
+};
+
+/** What the membership feed knows of one gateway shard: its last complete snapshot and report. */
+@Entity('bot_guild_shards')
+@Index('bot_guild_shards_version_idx', ['version'])
+export class BotGuildShardEntity {
+  @PrimaryColumn({ name: 'shard_id', type: 'integer' })
+  shardId!: number;
+
+  /** How many shards the bot ran at the shard's last complete snapshot; null before one. */
+  @Column({ name: 'shard_count', type: 'integer', nullable: true })
+  shardCount!: number | null;
+
+  /** The newest snapshot received whole; null until one is. */
+  @Column({ name: 'snapshot_at', type: 'timestamptz', nullable: true })
+  snapshotAt!: Date | null;
+
+  /** When the service last heard from the shard (its own clock, not the bot's). */
+  @Column({ name: 'reported_at', type: 'timestamptz' })
+  reportedAt!: Date;
+
+  @Column({ type: 'bigint', transformer: safeInteger })
+  version!: number;
+}

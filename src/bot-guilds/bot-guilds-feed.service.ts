@@ -1,0 +1,178 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { Clock } from 'src/common/time/clock';
+import { AppConfig } from 'src/config/app-config';
+import { BotGuildsRepository, type GuildReport } from 'src/bot-guilds/bot-guilds.repository';
+import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+import type {
+  FeedStatusDto,
+  GuildEventsDto,
+  GuildEventsReceiptDto,
+  GuildSnapshotDto,
+  SnapshotReceiptDto,
+} from 'src/bot-guilds/dto/bot-guilds.dto';
+
+/** Reports may be this far ahead of the service's clock (the bot's clock may run ahead a little). */
+const MAX_AHEAD_MS = 5 * 60_000;
+/**
+ * Reports older than this are refused, and left guilds are forgotten after it: no report can then
+ * bring back a guild left after it.
+ */
+export const MAX_REPORT_AGE_MS = 7 * 24 * 3_600_000;
+const MAX_REPORT_AGE_TEXT = '7 days';
+
+/**
+ * The bot's reports of where it is (docs/bot-membership.md): snapshots per shard and joins and
+ * leaves, applied in the order the bot saw them, whatever order they arrive in.
+ */
+@Injectable()
+export class BotGuildsFeedService {
+  private readonly logger = new Logger(BotGuildsFeedService.name);
+  private readonly staleAfterSeconds: number;
+
+  constructor(
+    private readonly repository: BotGuildsRepository,
+    private readonly membership: BotMembershipService,
+    private readonly clock: Clock,
+    config: AppConfig,
+  ) {
+    this.staleAfterSeconds = config.platform.botFeedStaleAfterSeconds;
+  }
+
+  /**
+   * One part of a shard's snapshot. Once every id of it has arrived, the shard's guilds it does
+   * not list are left (unless a newer join says otherwise).
+   */
+  async snapshot(shardId: number, body: GuildSnapshotDto): Promise<SnapshotReceiptDto> {
+    const at = this.reportTime('snapshot_at', body.snapshot_at);
+    if (shardId >= body.shard_count) {
+      throw invalid('shard_count', `shard_count must be above the shard id (${shardId})`);
+    }
+    const ids = [...new Set(body.guild_ids)];
+    if (ids.length > body.total) {
+      throw invalid(
+        'guild_ids',
+        `guild_ids holds ${ids.length} ids, more than total (${body.total})`,
+      );
+    }
+    const elsewhere = ids.find((id) => shardOf(id, body.shard_count) !== shardId);
+    if (elsewhere !== undefined) {
+      throw invalid(
+        'guild_ids',
+        `guild ${elsewhere} belongs to shard ${shardOf(elsewhere, body.shard_count)} of ${body.shard_count}, not ${shardId}`,
+      );
+    }
+    const received = await this.repository.inFeedTransaction(async (tx) => {
+      await tx.listInSnapshot(shardId, at, ids);
+      const count = await tx.countListed(shardId, at);
+      if (count > body.total) {
+        throw invalid(
+          'total',
+          `the parts of this snapshot hold ${count} ids, more than total (${body.total}); send the whole snapshot again with a new snapshot_at`,
+        );
+      }
+      const complete = count === body.total;
+      if (complete) await tx.leaveUnlisted(shardId, at);
+      await tx.shardReported(
+        shardId,
+        this.clock.now(),
+        complete ? { at, shardCount: body.shard_count } : undefined,
+      );
+      return count;
+    });
+    await this.membership.changed();
+    return {
+      shard_id: shardId,
+      snapshot_at: at.toISOString(),
+      received,
+      total: body.total,
+      complete: received === body.total,
+    };
+  }
+
+  /** Joins and leaves; each is applied unless what is held is newer. */
+  async events(shardId: number, body: GuildEventsDto): Promise<GuildEventsReceiptDto> {
+    const newest = new Map<string, GuildReport>();
+    body.events.forEach((event, i) => {
+      const at = this.reportTime(`events[${i}].at`, event.at);
+      const held = newest.get(event.guild_id);
+      // Of two reports of one guild in a batch, the later one wins (the batch order on a tie).
+      if (!held || held.at <= at) {
+        newest.set(event.guild_id, { guildId: event.guild_id, present: event.type === 'join', at });
+      }
+    });
+    const applied = await this.repository.inFeedTransaction(async (tx) => {
+      const ids = await tx.applyReports(shardId, [...newest.values()]);
+      await tx.shardReported(shardId, this.clock.now());
+      return ids.length;
+    });
+    await this.membership.changed();
+    return { applied, ignored: body.events.length - applied };
+  }
+
+  async status(): Promise<FeedStatusDto> {
+    const view = this.membership.view();
+    const perShard = await this.repository.presentGuildsPerShard();
+    const now = this.clock.nowMs();
+    const ids = new Set([...view.shards.keys(), ...perShard.keys()]);
+    for (let id = 0; id < (view.shardCount ?? 0); id++) ids.add(id);
+    const shards = [...ids]
+      .sort((a, b) => a - b)
+      .map((shardId) => {
+        const shard = view.shards.get(shardId);
+        return {
+          shard_id: shardId,
+          guilds: perShard.get(shardId) ?? 0,
+          snapshot_at: shard?.snapshotAt?.toISOString() ?? null,
+          reported_at: shard?.reportedAt.toISOString() ?? null,
+          live:
+            !!shard?.snapshotAt && now - shard.reportedAt.getTime() < this.staleAfterSeconds * 1000,
+        };
+      });
+    return {
+      live: view.live,
+      shard_count: view.shardCount,
+      stale_after: this.staleAfterSeconds,
+      guilds: [...perShard.values()].reduce((sum, count) => sum + count, 0),
+      shards,
+    };
+  }
+
+  /** Left guilds older than any report still accepted are forgotten, hourly. */
+  @Interval('purge-left-guilds', 3_600_000)
+  async purge(): Promise<void> {
+    try {
+      await this.repository.purgeLeftBefore(new Date(this.clock.nowMs() - MAX_REPORT_AGE_MS));
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Could not purge left guilds');
+    }
+  }
+
+  /** A report's time: not far ahead of this clock, and not older than what is remembered. */
+  private reportTime(field: string, value: string): Date {
+    const at = new Date(value);
+    const now = this.clock.nowMs();
+    if (Number.isNaN(at.getTime()))
+      throw invalid(field, `${field} must be an ISO 8601 date and time`);
+    if (at.getTime() > now + MAX_AHEAD_MS) {
+      throw invalid(field, `${field} is more than 5 minutes ahead of the service's clock`);
+    }
+    if (at.getTime() < now - MAX_REPORT_AGE_MS) {
+      throw invalid(field, `${field} is more than ${MAX_REPORT_AGE_TEXT} old`);
+    }
+    return at;
+  }
+}
+
+/** The platform's rule: a guild's shard is its id's timestamp bits modulo the shard count. */
+export function shardOf(guildId: string, shardCount: number): number {
+  return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
+}
+
+function invalid(field: string, message: string): AppException {
+  return new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
+    { field, message },
+  ]);
+}

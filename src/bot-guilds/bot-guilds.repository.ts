@@ -1,0 +1,223 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** A guild's newest state in one batch of reports. */
+export interface GuildReport {
+  guildId: string;
+  present: boolean;
+  at: Date;
+}
+
+/** A row of `bot_guilds` as instances read it to follow changes. */
+export interface GuildChange {
+  guildId: string;
+  present: boolean;
+  version: number;
+}
+
+/** A row of `bot_guild_shards`. */
+export interface ShardState {
+  shardId: number;
+  shardCount: number | null;
+  snapshotAt: Date | null;
+  reportedAt: Date;
+  version: number;
+}
+
+/** Every write takes its version from this sequence (created by the migration). */
+const NEXT_VERSION = `nextval('bot_membership_version')`;
+/**
+ * The advisory-lock key of the feed's writes: one writer at a time, so versions become visible in
+ * the order they were taken and an instance reading "after version v" never skips a row.
+ */
+const FEED_LOCK_KEY = '7314029547210093823';
+
+/** The feed's writes, inside one transaction holding the feed's lock. */
+export class FeedTransaction {
+  constructor(private readonly manager: EntityManager) {}
+
+  /**
+   * Marks `guildIds` as listed by the shard's snapshot taken at `snapshotAt`: present, unless a
+   * newer report says otherwise. A row already listed by a newer snapshot is left alone.
+   */
+  async listInSnapshot(shardId: number, snapshotAt: Date, guildIds: string[]): Promise<void> {
+    if (guildIds.length === 0) return;
+    await this.manager.query(
+      `INSERT INTO bot_guilds (guild_id, shard_id, present, changed_at, snapshot_at, version)
+       SELECT id, $1, true, $2, $2, ${NEXT_VERSION} FROM unnest($3::varchar[]) AS listed(id)
+       ON CONFLICT (guild_id) DO UPDATE SET
+         present = CASE WHEN bot_guilds.changed_at <= EXCLUDED.changed_at THEN true
+                        ELSE bot_guilds.present END,
+         changed_at = GREATEST(bot_guilds.changed_at, EXCLUDED.changed_at),
+         shard_id = EXCLUDED.shard_id,
+         snapshot_at = EXCLUDED.snapshot_at,
+         version = EXCLUDED.version
+       WHERE bot_guilds.snapshot_at IS NULL OR bot_guilds.snapshot_at <= EXCLUDED.snapshot_at`,
+      [shardId, snapshotAt, guildIds],
+    );
+  }
+
+  /** How many guild ids of the shard's snapshot taken at `snapshotAt` have been received. */
+  async countListed(shardId: number, snapshotAt: Date): Promise<number> {
+    const [row] = await this.manager.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM bot_guilds WHERE shard_id = $1 AND snapshot_at = $2`,
+      [shardId, snapshotAt],
+    );
+    return row.count;
+  }
+
+  /**
+   * A complete snapshot: the shard's guilds it did not list are left, unless a report newer than
+   * the snapshot (a join after READY) says they are there.
+   */
+  async leaveUnlisted(shardId: number, snapshotAt: Date): Promise<void> {
+    await this.manager.query(
+      `UPDATE bot_guilds SET present = false, changed_at = $2, version = ${NEXT_VERSION}
+       WHERE shard_id = $1 AND present AND changed_at < $2
+         AND (snapshot_at IS NULL OR snapshot_at < $2)`,
+      [shardId, snapshotAt],
+    );
+  }
+
+  /**
+   * Joins and leaves, one per guild; each is applied unless the stored state is newer. Returns
+   * the ids applied.
+   */
+  async applyReports(shardId: number, reports: GuildReport[]): Promise<string[]> {
+    if (reports.length === 0) return [];
+    const rows = await this.manager.query<{ guild_id: string }[]>(
+      `INSERT INTO bot_guilds (guild_id, shard_id, present, changed_at, snapshot_at, version)
+       SELECT r.id, $1, r.present, r.at, NULL, ${NEXT_VERSION}
+       FROM unnest($2::varchar[], $3::boolean[], $4::timestamptz[]) AS r(id, present, at)
+       ON CONFLICT (guild_id) DO UPDATE SET
+         present = EXCLUDED.present,
+         changed_at = EXCLUDED.changed_at,
+         shard_id = EXCLUDED.shard_id,
+         version = EXCLUDED.version
+       WHERE bot_guilds.changed_at <= EXCLUDED.changed_at
+       RETURNING guild_id`,
+      [
+        shardId,
+        reports.map((r) => r.guildId),
+        reports.map((r) => r.present),
+        reports.map((r) => r.at),
+      ],
+    );
+    return rows.map((row) => row.guild_id);
+  }
+
+  /**
+   * The platform refused a guild the feed holds (403 or 404): it is left as of `at`, unless the
+   * bot reported something newer. Returns whether the guild was held as present.
+   */
+  async leaveSeenByPlatform(guildId: string, at: Date): Promise<boolean> {
+    // A CTE, so that the driver answers rows (it answers [rows, count] for a bare UPDATE).
+    const [row] = await this.manager.query<{ count: number }[]>(
+      `WITH left_guild AS (
+         UPDATE bot_guilds SET present = false, changed_at = $2, version = ${NEXT_VERSION}
+         WHERE guild_id = $1 AND present AND changed_at <= $2 RETURNING guild_id
+       ) SELECT count(*)::int AS count FROM left_guild`,
+      [guildId, at],
+    );
+    return row.count > 0;
+  }
+
+  /**
+   * The shard has reported; with `snapshot`, a snapshot of it is complete (kept unless a newer
+   * one already is).
+   */
+  async shardReported(
+    shardId: number,
+    reportedAt: Date,
+    snapshot?: { at: Date; shardCount: number },
+  ): Promise<void> {
+    await this.manager.query(
+      `INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version)
+       VALUES ($1, $2, $3, $4, ${NEXT_VERSION})
+       ON CONFLICT (shard_id) DO UPDATE SET
+         reported_at = GREATEST(bot_guild_shards.reported_at, EXCLUDED.reported_at),
+         version = EXCLUDED.version,
+         shard_count = CASE WHEN $3::timestamptz IS NOT NULL AND (bot_guild_shards.snapshot_at IS NULL
+                              OR bot_guild_shards.snapshot_at <= $3::timestamptz)
+                            THEN EXCLUDED.shard_count ELSE bot_guild_shards.shard_count END,
+         snapshot_at = CASE WHEN $3::timestamptz IS NOT NULL AND (bot_guild_shards.snapshot_at IS NULL
+                              OR bot_guild_shards.snapshot_at <= $3::timestamptz)
+                            THEN EXCLUDED.snapshot_at ELSE bot_guild_shards.snapshot_at END`,
+      [shardId, snapshot?.shardCount ?? null, snapshot?.at ?? null, reportedAt],
+    );
+  }
+}
+
+/** The membership feed's tables (docs/bot-membership.md), behind methods named for their intent. */
+@Injectable()
+export class BotGuildsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Runs `work` in one transaction, after every other feed write has committed. */
+  inFeedTransaction<T>(work: (tx: FeedTransaction) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1::bigint)', [FEED_LOCK_KEY]);
+      return work(new FeedTransaction(manager));
+    });
+  }
+
+  /** Guild rows written after `version`, oldest first, at most `limit`. */
+  async guildChangesAfter(version: number, limit: number): Promise<GuildChange[]> {
+    const rows = await this.dataSource.query<
+      { guild_id: string; present: boolean; version: string }[]
+    >(
+      `SELECT guild_id, present, version FROM bot_guilds WHERE version > $1
+       ORDER BY version LIMIT $2`,
+      [version, limit],
+    );
+    return rows.map((row) => ({
+      guildId: row.guild_id,
+      present: row.present,
+      version: Number(row.version),
+    }));
+  }
+
+  /** Shard rows written after `version`. */
+  async shardChangesAfter(version: number): Promise<ShardState[]> {
+    const rows = await this.dataSource.query<
+      {
+        shard_id: number;
+        shard_count: number | null;
+        snapshot_at: Date | string | null;
+        reported_at: Date | string;
+        version: string;
+      }[]
+    >(
+      `SELECT shard_id, shard_count, snapshot_at, reported_at, version FROM bot_guild_shards
+       WHERE version > $1 ORDER BY version`,
+      [version],
+    );
+    return rows.map((row) => ({
+      shardId: row.shard_id,
+      shardCount: row.shard_count,
+      snapshotAt: row.snapshot_at === null ? null : new Date(row.snapshot_at),
+      reportedAt: new Date(row.reported_at),
+      version: Number(row.version),
+    }));
+  }
+
+  /** Present guilds per shard, for the feed's status. */
+  async presentGuildsPerShard(): Promise<Map<number, number>> {
+    const rows = await this.dataSource.query<{ shard_id: number; count: number }[]>(
+      `SELECT shard_id, count(*)::int AS count FROM bot_guilds WHERE present GROUP BY shard_id`,
+    );
+    return new Map(rows.map((row) => [row.shard_id, row.count]));
+  }
+
+  /** Forgets left guilds reported before `before`: no report that old is accepted any more. */
+  async purgeLeftBefore(before: Date): Promise<number> {
+    const [row] = await this.dataSource.query<{ count: number }[]>(
+      `WITH purged AS (
+         DELETE FROM bot_guilds WHERE NOT present AND changed_at < $1 RETURNING guild_id
+       ) SELECT count(*)::int AS count FROM purged`,
+      [before],
+    );
+    return row.count;
+  }
+}

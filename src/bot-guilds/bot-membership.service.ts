@@ -1,0 +1,310 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type Redis from 'ioredis';
+import { SingleFlight } from 'src/common/async/single-flight';
+import type { SharedCache } from 'src/common/cache/shared-cache';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { subscribeToChannel } from 'src/common/redis/redis-subscriber';
+import { Clock } from 'src/common/time/clock';
+import { AppConfig } from 'src/config/app-config';
+import { BotGuildsRepository, type ShardState } from 'src/bot-guilds/bot-guilds.repository';
+import { PLATFORM_CACHE } from 'src/platform/platform-cache';
+import { PlatformService } from 'src/platform/platform.service';
+
+/** Changes are read at least this often, whatever reaches this instance through Redis. */
+const POLL_MS = 5_000;
+/** Rows read per query while catching up (a restart reads every row once). */
+const SYNC_PAGE = 10_000;
+/** Without the feed: a guild the platform said the bot is in is believed this long. */
+const FALLBACK_FOUND_TTL_MS = 60_000;
+/**
+ * Without the feed: "not in it" is believed this long by guild lists. A request for that one
+ * guild asks again (coalesced, charged to its sender), so a guild the bot has just been invited to
+ * works on the very next request.
+ */
+const FALLBACK_ABSENT_TTL_MS = 30_000;
+/** Platform calls one guild list may make to settle which of its guilds the bot is in. */
+const MAX_LIST_CALLS = 10;
+
+/** A fallback answer, with when the platform gave it. */
+interface Checked {
+  in: boolean;
+  at: number;
+}
+
+/** What the feed holds of every shard, as this instance last read it. */
+export interface FeedView {
+  live: boolean;
+  shardCount: number | null;
+  shards: ReadonlyMap<number, ShardState>;
+}
+
+/**
+ * Which guilds the bot is in (docs/bot-membership.md). The bot's processes report their guilds
+ * (the membership feed); every instance holds that set in memory, follows its changes in the
+ * database (at once through Redis, at the latest every POLL_MS) and answers from it while the feed
+ * is live. A guild the set lacks while the feed is not live is checked with the one platform call
+ * that never counts as invalid, coalesced, remembered briefly and charged to the caller.
+ */
+@Injectable()
+export class BotMembershipService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(BotMembershipService.name);
+  private readonly present = new Set<string>();
+  private readonly shards = new Map<number, ShardState>();
+  private guildVersion = 0;
+  private shardVersion = 0;
+  private shardCount: number | null = null;
+  /** Epoch ms until which every shard of the feed has reported recently enough. */
+  private liveUntil = 0;
+  private readonly staleAfterMs: number;
+  private readonly channel: string;
+  private syncing: Promise<void> | null = null;
+  private syncAgain = false;
+  private poller: NodeJS.Timeout | null = null;
+  private subscriber: Redis | null = null;
+  private closing = false;
+  private readonly checks = new SingleFlight<boolean>();
+
+  constructor(
+    private readonly repository: BotGuildsRepository,
+    private readonly platform: PlatformService,
+    @Inject(PLATFORM_CACHE) private readonly cache: SharedCache,
+    private readonly limiter: RateLimiter,
+    private readonly redis: RedisConnection,
+    private readonly clock: Clock,
+    config: AppConfig,
+  ) {
+    this.staleAfterMs = config.platform.botFeedStaleAfterSeconds * 1000;
+    this.channel = `${config.redisKeyPrefix}bot-guilds:changed`;
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.sync();
+    this.poller = setInterval(() => void this.syncQuietly(), POLL_MS);
+    this.poller.unref();
+    const client = this.redis.client;
+    if (!client) return;
+    this.subscriber = subscribeToChannel(
+      client,
+      this.channel,
+      () => void this.syncQuietly(),
+      (error) => {
+        if (this.closing) return;
+        this.logger.warn(
+          { reason: error.message },
+          `Could not subscribe to membership changes; they are read every ${POLL_MS / 1000} s`,
+        );
+      },
+    );
+  }
+
+  onApplicationShutdown(): void {
+    this.closing = true;
+    if (this.poller) clearInterval(this.poller);
+    this.subscriber?.disconnect();
+  }
+
+  /** The feed as this instance holds it. */
+  view(): FeedView {
+    return { live: this.isLive(), shardCount: this.shardCount, shards: this.shards };
+  }
+
+  /** Whether the feed is trusted: every shard has sent a complete snapshot and reported lately. */
+  isLive(): boolean {
+    return this.clock.nowMs() < this.liveUntil;
+  }
+
+  /**
+   * Whether the bot is in the guild, from memory; undefined when only the platform can tell (the
+   * feed is not live and nothing recent is remembered).
+   */
+  heldAnswer(guildId: string): boolean | undefined {
+    if (this.present.has(guildId)) return true;
+    if (this.isLive()) return false;
+    return this.cache.cached<Checked>(checkKey(guildId))?.in === true ? true : undefined;
+  }
+
+  /**
+   * Whether the bot is in the guild. What memory does not settle costs one platform call that the
+   * platform never counts as invalid, shared by concurrent requests and charged to `caller`'s
+   * `guild-check` budget (429 when it is spent).
+   */
+  async isBotIn(guildId: string, caller: string | undefined): Promise<boolean> {
+    const held = this.heldAnswer(guildId);
+    if (held !== undefined) return held;
+    return this.checks.run(guildId, async () => {
+      if (caller !== undefined) await this.charge(caller);
+      const found = await this.platform.botMembershipOf([guildId], 1);
+      const isIn = found.found.has(guildId);
+      await this.remember(guildId, isIn);
+      return isIn;
+    });
+  }
+
+  /**
+   * Which of `guildIds` (a user's guilds) the bot is in. Without a live feed, what is not
+   * remembered (everything, on `refresh`) is read from the bot's guild list in the ranges that
+   * hold those ids, at most MAX_LIST_CALLS calls; ids left unsettled count as without the bot.
+   */
+  async botIn(guildIds: readonly string[], refresh: boolean): Promise<ReadonlySet<string>> {
+    const inGuilds = new Set(guildIds.filter((id) => this.present.has(id)));
+    if (this.isLive()) return inGuilds;
+    const unknown: string[] = [];
+    await Promise.all(
+      guildIds
+        .filter((id) => !inGuilds.has(id))
+        .map(async (id) => {
+          const checked = refresh ? undefined : await this.cache.peek<Checked>(checkKey(id));
+          if (checked === undefined) unknown.push(id);
+          else if (checked.in) inGuilds.add(id);
+        }),
+    );
+    if (unknown.length === 0) return inGuilds;
+    const { found, settled } = await this.platform.botMembershipOf(unknown, MAX_LIST_CALLS);
+    await Promise.all(
+      [...settled].map((id) => {
+        if (found.has(id)) inGuilds.add(id);
+        return this.remember(id, found.has(id));
+      }),
+    );
+    return inGuilds;
+  }
+
+  /**
+   * The platform refused a guild (403 or 404): the bot is not in it, whatever was held. A guild
+   * the feed holds is marked left, for every instance.
+   */
+  async refusedByPlatform(guildId: string): Promise<void> {
+    await this.remember(guildId, false);
+    if (!this.present.has(guildId)) return;
+    const changed = await this.repository.inFeedTransaction((tx) =>
+      tx.leaveSeenByPlatform(guildId, this.clock.now()),
+    );
+    if (changed) await this.changed();
+  }
+
+  /** A write to the feed has committed: read it here, and tell the other instances. */
+  async changed(): Promise<void> {
+    await this.sync();
+    const client = this.redis.client;
+    if (!client) return;
+    try {
+      await client.publish(this.channel, '1');
+    } catch (error) {
+      this.logger.warn(
+        { reason: (error as Error).message },
+        `Could not announce a membership change; other instances read it within ${POLL_MS / 1000} s`,
+      );
+    }
+  }
+
+  /** Reads what changed since the last read; concurrent calls share a read, and one more runs after. */
+  sync(): Promise<void> {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      try {
+        do {
+          this.syncAgain = false;
+          await this.readChanges();
+        } while (this.syncAgain);
+      } finally {
+        this.syncing = null;
+      }
+    })();
+    return this.syncing;
+  }
+
+  private async syncQuietly(): Promise<void> {
+    try {
+      await this.sync();
+    } catch (error) {
+      if (this.closing) return;
+      this.logger.warn({ reason: (error as Error).message }, 'Could not read membership changes');
+    }
+  }
+
+  private async readChanges(): Promise<void> {
+    const initial = this.guildVersion === 0;
+    for (;;) {
+      const rows = await this.repository.guildChangesAfter(this.guildVersion, SYNC_PAGE);
+      for (const row of rows) {
+        if (row.present) {
+          if (!this.present.has(row.guildId) && !initial) {
+            // A guild the bot has joined: a refusal remembered from before must not linger.
+            await this.platform.forgetRefusal(row.guildId);
+          }
+          this.present.add(row.guildId);
+        } else {
+          this.present.delete(row.guildId);
+        }
+        this.guildVersion = row.version;
+      }
+      if (rows.length < SYNC_PAGE) break;
+    }
+    const shards = await this.repository.shardChangesAfter(this.shardVersion);
+    for (const shard of shards) {
+      this.shards.set(shard.shardId, shard);
+      this.shardVersion = Math.max(this.shardVersion, shard.version);
+    }
+    this.updateLiveness();
+  }
+
+  /** The feed is live until the first of its shards goes silent for too long. */
+  private updateLiveness(): void {
+    let newest: ShardState | undefined;
+    for (const shard of this.shards.values()) {
+      if (shard.snapshotAt && (!newest?.snapshotAt || shard.snapshotAt > newest.snapshotAt)) {
+        newest = shard;
+      }
+    }
+    this.shardCount = newest?.shardCount ?? null;
+    if (this.shardCount === null) {
+      this.liveUntil = 0;
+      return;
+    }
+    let until = Number.POSITIVE_INFINITY;
+    for (let id = 0; id < this.shardCount; id++) {
+      const shard = this.shards.get(id);
+      if (!shard?.snapshotAt) {
+        until = 0;
+        break;
+      }
+      until = Math.min(until, shard.reportedAt.getTime() + this.staleAfterMs);
+    }
+    this.liveUntil = until;
+  }
+
+  private async charge(caller: string): Promise<void> {
+    if (!this.limiter.enabled) return;
+    const state = await this.limiter.count('guild-check', caller);
+    if (state.blocked) throw this.limiter.refusal(state);
+  }
+
+  private async remember(guildId: string, isIn: boolean): Promise<void> {
+    const checked: Checked = { in: isIn, at: this.clock.nowMs() };
+    await this.cache.set(
+      checkKey(guildId),
+      checked,
+      isIn ? FALLBACK_FOUND_TTL_MS : FALLBACK_ABSENT_TTL_MS,
+    );
+    if (isIn) await this.platform.forgetRefusal(guildId);
+  }
+}
+
+const checkKey = (guildId: string): string => `bot-in:${guildId}`;
+
+/** The error of a guild the bot is not in. */
+export function botNotInGuild(): AppException {
+  return new AppException(ErrorCode.NotFound, 'The bot is not in this guild');
+}
