@@ -81,8 +81,8 @@ export class FeedTransaction {
   }
 
   /**
-   * Joins and leaves, one per guild; each is applied unless the stored state is newer. Returns
-   * the ids applied.
+   * Joins and leaves, one per guild; each is applied when it is newer than the stored state (a
+   * replay, as old as it, changes nothing). Returns the ids applied.
    */
   async applyReports(shardId: number, reports: GuildReport[]): Promise<string[]> {
     if (reports.length === 0) return [];
@@ -95,7 +95,7 @@ export class FeedTransaction {
          changed_at = EXCLUDED.changed_at,
          shard_id = EXCLUDED.shard_id,
          version = EXCLUDED.version
-       WHERE bot_guilds.changed_at <= EXCLUDED.changed_at
+       WHERE bot_guilds.changed_at < EXCLUDED.changed_at
        RETURNING guild_id`,
       [
         shardId,

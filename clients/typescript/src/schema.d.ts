@@ -61,6 +61,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/shards/{shard_id}/guilds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * A shard reports every guild it is in (on READY; API tokens of ROOT_USERS only)
+         * @description Replaces the shard's set once all `total` ids have arrived; a large snapshot is sent in parts of at most 4,000 ids, each carrying the same `snapshot_at`. Parts may be sent again. A guild left after `snapshot_at` stays left. See the README, "Telling the service where the bot is".
+         */
+        put: operations["BotGuildsController_snapshot"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/shards/{shard_id}/guild-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A shard reports guilds joined and left (API tokens of ROOT_USERS only)
+         * @description Each event is applied unless the service holds a newer report of that guild (by `at`), so replays and late batches change nothing. An outage (`GUILD_DELETE` with `unavailable`) is not a leave: do not report it. An empty batch tells the service the shard is alive.
+         */
+        post: operations["BotGuildsController_events"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/bot-guilds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The membership feed: whether it is live, per shard (API tokens of ROOT_USERS only) */
+        get: operations["BotGuildsController_status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/@me/guilds": {
         parameters: {
             query?: never;
@@ -460,6 +517,114 @@ export interface components {
             session_id: string;
             /** @description When the session expires, ISO 8601. */
             expiry: string;
+        };
+        GuildSnapshotDto: {
+            /**
+             * @description This part's guild ids (repeats are counted once).
+             * @example [
+             *       "1100000000000000100",
+             *       "1100000000000000300"
+             *     ]
+             */
+            guild_ids: string[];
+            /**
+             * @description How many shards the bot runs.
+             * @example 1
+             */
+            shard_count: number;
+            /**
+             * @description When the shard's READY arrived (ISO 8601, the bot's clock): names the snapshot, so every part
+             *     of one snapshot carries the same value.
+             * @example 2026-11-26T15:00:00.000Z
+             */
+            snapshot_at: string;
+            /**
+             * @description Distinct guild ids in the whole snapshot (all parts).
+             * @example 2
+             */
+            total: number;
+        };
+        SnapshotReceiptDto: {
+            /** @example 0 */
+            shard_id: number;
+            /** @example 2026-11-26T15:00:00.000Z */
+            snapshot_at: string;
+            /**
+             * @description Ids of this snapshot received so far.
+             * @example 2
+             */
+            received: number;
+            /** @example 2 */
+            total: number;
+            /** @description Whether every id has arrived: the shard's set is then replaced. */
+            complete: boolean;
+        };
+        GuildEventDto: {
+            /**
+             * @example join
+             * @enum {string}
+             */
+            type: "join" | "leave";
+            /** @example 1100000000000000200 */
+            guild_id: string;
+            /**
+             * @description When the bot saw it (ISO 8601, the bot's clock).
+             * @example 2026-11-26T15:00:05.000Z
+             */
+            at: string;
+        };
+        GuildEventsDto: {
+            events: components["schemas"]["GuildEventDto"][];
+        };
+        GuildEventsReceiptDto: {
+            /**
+             * @description Events that changed what the service holds.
+             * @example 1
+             */
+            applied: number;
+            /**
+             * @description Events older than what the service holds (a replay, or a late batch).
+             * @example 0
+             */
+            ignored: number;
+        };
+        FeedShardDto: {
+            /**
+             * @description The shard's newest complete snapshot.
+             * @example 2026-11-26T15:00:00.000Z
+             */
+            snapshot_at: string | null;
+            /**
+             * @description When the service last heard from the shard.
+             * @example 2026-11-26T15:00:30.000Z
+             */
+            reported_at: string | null;
+            /** @example 0 */
+            shard_id: number;
+            /**
+             * @description Guilds the service holds for the shard.
+             * @example 2
+             */
+            guilds: number;
+            /** @description Complete snapshot and a report within `stale_after`. */
+            live: boolean;
+        };
+        FeedStatusDto: {
+            /** @example 1 */
+            shard_count: number | null;
+            shards: components["schemas"]["FeedShardDto"][];
+            /** @description Whether per-guild routes and `bot_in_guilds` answer from the feed alone. */
+            live: boolean;
+            /**
+             * @description Seconds a shard may stay silent (BOT_FEED_STALE_AFTER).
+             * @example 120
+             */
+            stale_after: number;
+            /**
+             * @description Guilds the bot is in, by the feed.
+             * @example 2
+             */
+            guilds: number;
         };
         UserGuildDto: {
             /**
@@ -1813,6 +1978,234 @@ export interface operations {
                      *       "code": "BadRequest"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    BotGuildsController_snapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GuildSnapshotDto"];
+            };
+        };
+        responses: {
+            /** @description A shard reports every guild it is in (on READY; API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotReceiptDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    BotGuildsController_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GuildEventsDto"];
+            };
+        };
+        responses: {
+            /** @description A shard reports guilds joined and left (API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GuildEventsReceiptDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    BotGuildsController_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The membership feed: whether it is live, per shard (API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedStatusDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
