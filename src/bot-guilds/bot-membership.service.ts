@@ -141,6 +141,8 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     const held = this.heldAnswer(guildId);
     if (held !== undefined) return held;
     return this.checks.run(guildId, async () => {
+      // Another instance may have learned it (the shared copy outlives this one's).
+      if ((await this.cache.peek<Checked>(checkKey(guildId)))?.in === true) return true;
       if (caller !== undefined) await this.charge(caller);
       const found = await this.platform.botMembershipOf([guildId], 1);
       const isIn = found.found.has(guildId);
