@@ -31,7 +31,11 @@ const PUBLIC_API = {
     'platform.errors',
     'platform.types',
     'platform-cache',
+    // Demo mode: the emulator's bot reports its guilds through the membership feed.
+    'platform-connection',
+    'emulator/emulator.state',
   ],
+  'bot-guilds': ['bot-guilds.module', 'bot-membership.service'],
   guilds: ['guilds.module', 'guild-access.service', 'platform-permissions', 'role-hierarchy'],
   permissions: [
     'permissions.module',
@@ -53,7 +57,14 @@ const PUBLIC_API = {
     'settings.events',
     'revision-feed.service',
   ],
-  stats: ['stats.module', 'stats.service', 'stats.events', 'shard-stats', 'dto/bot-stats.dto'],
+  stats: [
+    'stats.module',
+    'stats.service',
+    'stats.events',
+    'shard-stats',
+    'dto/bot-stats.dto',
+    'parse-shard-id.pipe',
+  ],
   commands: ['commands.module', 'commands.commands'],
   health: ['health.module'],
   'client-config': ['client-config.module'],

@@ -18,7 +18,8 @@ module.exports = {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      // clients/: the client packages' own tests (no server: they fake fetch).
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/clients/**/*.spec.ts'],
       testPathIgnorePatterns: ['\\.service\\.spec\\.ts$'],
     },
     // A service with its real pure collaborators and simple fakes for I/O.

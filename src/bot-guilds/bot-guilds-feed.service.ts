@@ -96,7 +96,9 @@ export class BotGuildsFeedService {
   async events(shardId: number, body: GuildEventsDto): Promise<GuildEventsReceiptDto> {
     const newest = new Map<string, GuildReport>();
     body.events.forEach((event, i) => {
-      const at = this.reportTime(`events[${i}].at`, event.at);
+      const at = this.reportTime(`events[${i}].at`, event.at, { tooOld: 'ignore' });
+      // Older than anything remembered: it could only undo a newer leave, so it is ignored.
+      if (at === null) return;
       const held = newest.get(event.guild_id);
       // Of two reports of one guild in a batch, the later one wins (the batch order on a tie).
       if (!held || held.at <= at) {
@@ -150,8 +152,13 @@ export class BotGuildsFeedService {
     }
   }
 
-  /** A report's time: not far ahead of this clock, and not older than what is remembered. */
-  private reportTime(field: string, value: string): Date {
+  /**
+   * A report's time: not far ahead of this clock, and not older than what is remembered (refused,
+   * or null with `tooOld: 'ignore'`).
+   */
+  private reportTime(field: string, value: string): Date;
+  private reportTime(field: string, value: string, options: { tooOld: 'ignore' }): Date | null;
+  private reportTime(field: string, value: string, options?: { tooOld: 'ignore' }): Date | null {
     const at = new Date(value);
     const now = this.clock.nowMs();
     if (Number.isNaN(at.getTime()))
@@ -160,6 +167,7 @@ export class BotGuildsFeedService {
       throw invalid(field, `${field} is more than 5 minutes ahead of the service's clock`);
     }
     if (at.getTime() < now - MAX_REPORT_AGE_MS) {
+      if (options?.tooOld === 'ignore') return null;
       throw invalid(field, `${field} is more than ${MAX_REPORT_AGE_TEXT} old`);
     }
     return at;

@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       timeoutMs: 5_000,
       cacheTtlSeconds: 5,
       userGuildsCacheTtlSeconds: 300,
+      botFeedStaleAfterSeconds: 120,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'http://localhost:3000/docs/oauth2-redirect.html',
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
       oauth2: { limit: 10, windowSeconds: 60 },
       'invalid-token': { limit: 20, windowSeconds: 60 },
       'guilds-refresh': { limit: 3, windowSeconds: 300 },
+      'guild-check': { limit: 30, windowSeconds: 60 },
       'guild-info': { limit: 30, windowSeconds: 60 },
       'settings-write': { limit: 60, windowSeconds: 60 },
     });
@@ -89,6 +91,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_OAUTH2: '5/30',
       RATE_LIMIT_GUILDS_REFRESH: '1/600',
       USER_GUILDS_CACHE_TTL: '600',
+      BOT_FEED_STALE_AFTER: '300',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
       SUPPORT_SERVER_INVITE: 'https://discord.gg/abc',
@@ -124,6 +127,7 @@ describe('loadConfig', () => {
       timeoutMs: 2500,
       cacheTtlSeconds: 30,
       userGuildsCacheTtlSeconds: 600,
+      botFeedStaleAfterSeconds: 300,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'https://dash.example/cb',
@@ -187,6 +191,9 @@ describe('loadConfig', () => {
     ['PLATFORM_CACHE_TTL', '301'],
     ['USER_GUILDS_CACHE_TTL', '0'],
     ['USER_GUILDS_CACHE_TTL', 'a day'],
+    ['BOT_FEED_STALE_AFTER', '9'],
+    ['BOT_FEED_STALE_AFTER', '3601'],
+    ['BOT_FEED_STALE_AFTER', 'soon'],
     ['RATE_LIMIT_ANONYMOUS', '60'],
     ['RATE_LIMIT_ANONYMOUS', '0/60'],
     ['RATE_LIMIT_GUILD_INFO', '30/0'],

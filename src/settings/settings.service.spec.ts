@@ -134,6 +134,8 @@ async function setUp({ inMemory = false } = {}): Promise<{
     memberRoles[userId] ? { member: { roles: memberRoles[userId] } } : null;
   const guilds = {
     guildContext: () => Promise.resolve(context),
+    withMember: (_guildId: string, userId: string) =>
+      Promise.resolve({ context, user: memberOf(context, userId) }),
     memberOf: (_context: GuildContext, userId: string) =>
       Promise.resolve(memberOf(_context, userId)),
     cachedGuildContext: () => context,

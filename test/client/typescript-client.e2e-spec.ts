@@ -91,6 +91,24 @@ describe('the typed TypeScript client (clients/typescript)', () => {
       body: SHARD_REPORT,
     });
     expect(shard.data?.status).toBe('Ready');
+    // The membership feed, as the bot's processes report it (the demo bot already has).
+    const part = await script.PUT('/internal/shards/{shard_id}/guilds', {
+      params: { path: { shard_id: 0 } },
+      body: {
+        shard_count: 1,
+        snapshot_at: new Date().toISOString(),
+        total: 2,
+        guild_ids: [guild_id, DEMO_IDS.botLab],
+      },
+    });
+    expect(part.data?.complete).toBe(true);
+    const batch = await script.POST('/internal/shards/{shard_id}/guild-events', {
+      params: { path: { shard_id: 0 } },
+      body: { events: [] },
+    });
+    expect(batch.data).toEqual({ applied: 0, ignored: 0 });
+    const feed = await script.GET('/internal/bot-guilds');
+    expect(feed.data?.live).toBe(true);
 
     const revoked = await user.DELETE('/sessions/{session_id}', {
       params: { path: { session_id: created.data?.session_id ?? '' } },

@@ -36,6 +36,9 @@ const EXPORT_DOCUMENT = {
 };
 
 /** Every route of the API with a request it accepts; every bad input is derived from these. */
+/** When the bot reports it saw something: now, as the tests start (reports must be recent). */
+const REPORTED_AT = new Date().toISOString();
+
 const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/config', caller: 'public' },
   { method: 'GET', path: '/healthz', caller: 'public' },
@@ -238,6 +241,59 @@ const ENDPOINTS: Endpoint[] = [
       },
     },
   },
+  {
+    method: 'PUT',
+    path: '/internal/shards/{shard_id}/guilds',
+    caller: 'root-api',
+    param: { valid: '0', invalid: ['abc', '-1', '1.5', '007', '65536', '%zz', '1'.repeat(120)] },
+    body: {
+      shard_count: { valid: 1, invalid: [0, -1, 1.5, 65_537, 1e300] },
+      snapshot_at: {
+        valid: REPORTED_AT,
+        invalid: ['yesterday', '', '2026-13-01T00:00:00Z', '1999-01-01T00:00:00Z', ...INJECTIONS],
+      },
+      total: { valid: 1, invalid: [-1, 1.5, 1_000_001] },
+      guild_ids: {
+        valid: [DEMO_IDS.community],
+        invalid: [
+          ['abc'],
+          [''],
+          ['1'.repeat(21)],
+          [1],
+          [INJECTIONS[0]],
+          [DEMO_IDS.community, DEMO_IDS.botLab],
+          Array.from({ length: 4_001 }, (_, i) => String(i + 1)),
+        ],
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/internal/shards/{shard_id}/guild-events',
+    caller: 'root-api',
+    param: { valid: '0', invalid: ['abc', '-1', '65536', '%zz'] },
+    body: {
+      events: {
+        valid: [{ type: 'join', guild_id: DEMO_IDS.community, at: REPORTED_AT }],
+        invalid: [
+          [{ type: 'gone', guild_id: DEMO_IDS.community, at: REPORTED_AT }],
+          [{ type: 'join', guild_id: 'abc', at: REPORTED_AT }],
+          [{ type: 'join', guild_id: DEMO_IDS.community, at: 'now' }],
+          [{ type: 'join', guild_id: DEMO_IDS.community }],
+          [{ type: 'join', guild_id: DEMO_IDS.community, at: REPORTED_AT, extra: 1 }],
+          [1],
+          ['join'],
+          [null],
+          Array.from({ length: 1_001 }, () => ({
+            type: 'join',
+            guild_id: DEMO_IDS.community,
+            at: REPORTED_AT,
+          })),
+        ],
+      },
+    },
+  },
+  { method: 'GET', path: '/internal/bot-guilds', caller: 'root-api' },
   {
     method: 'PUT',
     path: '/internal/shards/{shard_id}',

@@ -380,7 +380,14 @@ describe('settings revisions: the migration from the audit log', () => {
 
   it('turns every audit record into a revision of its guild, in order, a Reorder into one per entry', async () => {
     const database = databaseOf(t());
-    await database.undoLastMigration();
+    // Back to just before the revisions arrived: later migrations first, then that one.
+    for (let reverted = false; !reverted;) {
+      const [last] = await database.query<{ name: string }[]>(
+        'SELECT name FROM migrations ORDER BY "timestamp" DESC LIMIT 1',
+      );
+      reverted = last.name.startsWith('SettingsRevisions');
+      await database.undoLastMigration();
+    }
     await database.query(
       `INSERT INTO settings_audit_log (guild_id, setting, operation, user_id, before, after, created_at) VALUES
         ('5', 'guildroles', 'Create', '10', NULL, '{"role_id":"1","index":1}', '2026-01-01T00:00:00Z'),

@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { emulatorOf, loginAs } from 'test/support/auth';
+import { useTestApp } from 'test/support/test-app';
+
+/** The platform's answers held back a while, and how many requests were under way at once. */
+function overlapMeter(emulator: PlatformEmulator): { routes: string[]; maxInFlight: () => number } {
+  const routes: string[] = [];
+  let inFlight = 0;
+  let most = 0;
+  emulator.intercept(async (route, _reply, closing) => {
+    routes.push(route);
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    try {
+      // Long enough for every call a request makes together to arrive while the first is held.
+      await sleep(150, undefined, { signal: closing });
+    } finally {
+      inFlight -= 1;
+    }
+  });
+  return { routes, maxInFlight: () => most };
+}
+
+/**
+ * A guild opened cold: with membership known (the demo bot reports it), every platform answer the
+ * guild's page needs is asked at once, so the caller waits one platform round trip.
+ */
+describe('a guild opened cold', () => {
+  // Answers expire at once, so every open below is cold.
+  const t = useTestApp({ env: { PLATFORM_CACHE_TTL: '1' } });
+  afterEach(() => emulatorOf(t()).intercept(null));
+
+  it('asks for the guild, its channels, threads and both members together', async () => {
+    const login = await loginAs(t(), DEMO_IDS.carol);
+    await sleep(1_100);
+    const meter = overlapMeter(emulatorOf(t()));
+    const res = await t()
+      .http()
+      .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
+    expect(res.body.name).toBe('Bot Lab');
+    expect(meter.routes.sort()).toEqual([
+      'GET /guilds/:guild_id',
+      'GET /guilds/:guild_id/channels',
+      'GET /guilds/:guild_id/members/:user_id',
+      'GET /guilds/:guild_id/members/:user_id',
+      'GET /guilds/:guild_id/threads/active',
+    ]);
+    expect(meter.maxInFlight()).toBe(5);
+  });
+
+  it("serves the first View of a guild's settings in one round of calls", async () => {
+    const login = await loginAs(t(), DEMO_IDS.alice);
+    await sleep(1_100);
+    const meter = overlapMeter(emulatorOf(t()));
+    await t()
+      .http()
+      .post(`/guilds/${DEMO_IDS.community}/settings`)
+      .set('Authorization', `Bearer ${login.token}`)
+      .send({ setting: 'guildroles', operation: 'View', fields: {} })
+      .expect(200);
+    expect(meter.routes).toHaveLength(5);
+    expect(meter.maxInFlight()).toBe(5);
+  });
+
+  it('answers the settings schemas with no platform call at all', async () => {
+    const login = await loginAs(t(), DEMO_IDS.alice);
+    await sleep(1_100);
+    const meter = overlapMeter(emulatorOf(t()));
+    await t()
+      .http()
+      .get(`/guilds/${DEMO_IDS.botLab}/settings`)
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
+    expect(meter.routes).toEqual([]);
+  });
+});
