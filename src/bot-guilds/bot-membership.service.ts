@@ -30,7 +30,7 @@ const FALLBACK_FOUND_TTL_MS = 60_000;
  * guild asks again (coalesced, charged to its sender), so a guild the bot has just been invited to
  * works on the very next request.
  */
-const FALLBACK_ABSENT_TTL_MS = 30_000;
+const FALLBACK_ABSENT_TTL_MS = 10_000;
 /** Platform calls one guild list may make to settle which of its guilds the bot is in. */
 const MAX_LIST_CALLS = 10;
 
@@ -154,9 +154,14 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   /**
    * Which of `guildIds` (a user's guilds) the bot is in. Without a live feed, what is not
    * remembered (everything, on `refresh`) is read from the bot's guild list in the ranges that
-   * hold those ids, at most MAX_LIST_CALLS calls; ids left unsettled count as without the bot.
+   * hold those ids: at most MAX_LIST_CALLS calls, each charged to `caller`'s `guild-check` budget.
+   * Ids left unsettled (calls or budget spent) count as without the bot and are not remembered.
    */
-  async botIn(guildIds: readonly string[], refresh: boolean): Promise<ReadonlySet<string>> {
+  async botIn(
+    guildIds: readonly string[],
+    refresh: boolean,
+    caller: string,
+  ): Promise<ReadonlySet<string>> {
     const inGuilds = new Set(guildIds.filter((id) => this.present.has(id)));
     if (this.isLive()) return inGuilds;
     const unknown: string[] = [];
@@ -170,7 +175,9 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
         }),
     );
     if (unknown.length === 0) return inGuilds;
-    const { found, settled } = await this.platform.botMembershipOf(unknown, MAX_LIST_CALLS);
+    const { found, settled } = await this.platform.botMembershipOf(unknown, MAX_LIST_CALLS, () =>
+      this.mayCharge(caller),
+    );
     await Promise.all(
       [...settled].map((id) => {
         if (found.has(id)) inGuilds.add(id);
@@ -208,7 +215,7 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     }
   }
 
-  /** Reads what changed since the last read; concurrent calls share a read, and one more runs after. */
+  /** Reads what changed since the last read; concurrent calls share a read, and one more follows. */
   sync(): Promise<void> {
     if (this.syncing) {
       this.syncAgain = true;
@@ -240,18 +247,18 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     const initial = this.guildVersion === 0;
     for (;;) {
       const rows = await this.repository.guildChangesAfter(this.guildVersion, SYNC_PAGE);
+      const joined: string[] = [];
       for (const row of rows) {
         if (row.present) {
-          if (!this.present.has(row.guildId) && !initial) {
-            // A guild the bot has joined: a refusal remembered from before must not linger.
-            await this.platform.forgetRefusal(row.guildId);
-          }
+          if (!this.present.has(row.guildId) && !initial) joined.push(row.guildId);
           this.present.add(row.guildId);
         } else {
           this.present.delete(row.guildId);
         }
         this.guildVersion = row.version;
       }
+      // Guilds the bot has joined: a refusal remembered from before must not linger.
+      await Promise.all(joined.map((guildId) => this.platform.forgetRefusal(guildId)));
       if (rows.length < SYNC_PAGE) break;
     }
     const shards = await this.repository.shardChangesAfter(this.shardVersion);
@@ -285,6 +292,12 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
       until = Math.min(until, shard.reportedAt.getTime() + this.staleAfterMs);
     }
     this.liveUntil = until;
+  }
+
+  /** Charges one check to `caller`; false when their budget is spent. */
+  private async mayCharge(caller: string): Promise<boolean> {
+    if (!this.limiter.enabled) return true;
+    return !(await this.limiter.count('guild-check', caller)).blocked;
   }
 
   private async charge(caller: string): Promise<void> {

@@ -9,6 +9,7 @@ import type {
   APIUser,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
+import { allSettled } from 'src/common/async/all-settled';
 import { Clock } from 'src/common/time/clock';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -224,7 +225,7 @@ export class GuildAccessService {
     const held = this.platformAnswersInMemory(guildId);
     const ready = this.contextOfAnswers(held);
     if (!ready) await this.requireBotIn(guildId, held, userId);
-    const [context, member] = await Promise.all([
+    const [context, member] = await allSettled([
       ready ?? this.loadContext(guildId, held),
       this.platform.getGuildMember(guildId, userId),
     ]);
@@ -264,7 +265,7 @@ export class GuildAccessService {
    */
   private async loadContext(guildId: string, held: PlatformAnswers): Promise<GuildContext> {
     const bot = held.bot ?? (await this.platform.getBotUser());
-    const [guild, ...parts] = await Promise.all([
+    const [guild, ...parts] = await allSettled([
       held.guild ?? this.platform.getGuild(guildId),
       held.channels ?? this.platform.getGuildChannels(guildId),
       held.threads ?? this.platform.getActiveThreads(guildId),

@@ -41,6 +41,7 @@ export class UserGuildsService {
     const botGuilds = await this.membership.botIn(
       guilds.map((guild) => guild.id),
       refresh,
+      userId,
     );
     return answer(guilds, botGuilds);
   }

@@ -122,6 +122,8 @@ export class PlatformService implements OnApplicationBootstrap {
   async botMembershipOf(
     guildIds: readonly string[],
     maxCalls: number,
+    /** Asked before each call: false stops (a caller's budget is spent). */
+    mayCall: () => Promise<boolean> = () => Promise.resolve(true),
   ): Promise<{ found: ReadonlySet<string>; settled: ReadonlySet<string> }> {
     const wanted = [...new Set(guildIds)].sort(compareIds);
     // One id needs one guild of the list: the first from it, which is that guild or a later one.
@@ -130,6 +132,7 @@ export class PlatformService implements OnApplicationBootstrap {
     const settled = new Set<string>();
     let next = 0;
     for (let calls = 0; next < wanted.length && calls < maxCalls; calls++) {
+      if (!(await mayCall())) break;
       const page = await this.client.getBotGuildsFrom(wanted[next], pageSize);
       const onPage = new Set(page.map((guild) => guild.id));
       const last = page.length < pageSize ? null : page[page.length - 1].id;

@@ -167,3 +167,46 @@ describe('a guild the bot has left, without the membership feed', () => {
     expect(perGuildCalls(platform())).toBe(perGuild);
   });
 });
+
+describe('membership checks without the feed, charged to their sender', () => {
+  const platform = useEmulator();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await createTestApp({
+      env: {
+        ...liveModeEnv(platform()),
+        RATE_LIMITS_ENABLED: 'true',
+        RATE_LIMIT_GUILD_CHECK: '3/60',
+      },
+    });
+  });
+  afterAll(() => app.close());
+
+  it('refuse a user past their guild-check budget with 429, and only that user', async () => {
+    const signIn = async (userId: string): Promise<string> => {
+      const code = platform().issueCode({ userId, redirectUri: DEMO_REDIRECT });
+      const res = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
+      return res.body.token as string;
+    };
+    const [alice, carol] = [await signIn(DEMO_IDS.alice), await signIn(DEMO_IDS.carol)];
+    const open = (token: string, guildId: string): Test =>
+      app.http().get(`/guilds/${guildId}/settings`).set('Authorization', `Bearer ${token}`);
+    const invented = inventedIds(10).slice(5);
+    for (const id of invented.slice(0, 3)) await open(alice, id).expect(404);
+    const before = botListCalls(platform()).count;
+    const refused = await open(alice, invented[3]).expect(429);
+    expect(refused.body).toEqual({
+      message: expect.stringContaining('Too many requests (guild-check)'),
+      code: 'RateLimited',
+    });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers['x-ratelimit-bucket']).toBe('guild-check');
+    // The refusal cost the platform nothing; another user still has a budget of their own.
+    expect(botListCalls(platform()).count).toBe(before);
+    await open(carol, invented[3]).expect(404);
+    // A guild the bot is in, once learned, costs no check at all.
+    await open(carol, DEMO_IDS.botLab).expect(200);
+    for (let i = 0; i < 5; i++) await open(carol, DEMO_IDS.botLab).expect(200);
+  });
+});

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { AppException } from 'src/common/errors/app.exception';
 import { renderError } from 'src/common/errors/error-mapping';
 
 /** Renders every error, from any layer, as `{message, code}` JSON (registered as `APP_FILTER`). */
@@ -23,6 +24,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.warn({ ...constraint, status }, 'Request refused by a database constraint');
     }
     const response: unknown = host.switchToHttp().getResponse();
+    if (exception instanceof AppException && exception.headers) {
+      for (const [name, value] of Object.entries(exception.headers)) {
+        this.adapterHost.httpAdapter.setHeader(response, name, String(value));
+      }
+    }
     this.adapterHost.httpAdapter.reply(response, body, status);
   }
 }

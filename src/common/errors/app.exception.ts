@@ -13,6 +13,8 @@ export interface ErrorDetail {
  */
 export class AppException extends Error {
   readonly status: HttpStatus;
+  /** Response headers that belong to the error (a refusal's `Retry-After`), set by the filter. */
+  headers?: Readonly<Record<string, string | number>>;
 
   constructor(
     readonly code: ErrorCode,

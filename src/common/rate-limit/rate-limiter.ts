@@ -107,12 +107,16 @@ export class RateLimiter {
     if (state.blocked) reply.header('Retry-After', state.resetSeconds);
   }
 
-  /** The `RateLimited` error for a refused request. */
+  /** The `RateLimited` error for a refused request, carrying its `X-RateLimit-*` and `Retry-After`. */
   refusal(state: BucketState): AppException {
-    return new AppException(
+    const error = new AppException(
       ErrorCode.RateLimited,
       `Too many requests (${state.bucket}); retry in ${state.resetSeconds} seconds`,
     );
+    const headers: Record<string, string | number> = {};
+    this.writeHeaders({ header: (name, value) => (headers[name] = value) }, state);
+    error.headers = headers;
+    return error;
   }
 }
 
