@@ -18,8 +18,12 @@ module.exports = {
     {
       ...shared,
       displayName: 'unit',
-      // clients/: the client packages' own tests (no server: they fake fetch).
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/clients/**/*.spec.ts'],
+      // clients/ and examples/: the client packages' and the examples' own tests (no server).
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/clients/**/*.spec.ts',
+        '<rootDir>/examples/**/*.spec.ts',
+      ],
       testPathIgnorePatterns: ['\\.service\\.spec\\.ts$'],
     },
     // A service with its real pure collaborators and simple fakes for I/O.

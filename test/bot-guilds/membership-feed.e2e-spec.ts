@@ -440,3 +440,45 @@ describeShared('the membership feed on two instances', () => {
     expect(membershipCalls(platform())).toBe(before);
   });
 });
+
+describe('a feed whose shard stops reporting', () => {
+  const platform = useEmulator(SEED);
+  let feed: Feed;
+
+  beforeAll(async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice, BOT_FEED_STALE_AFTER: '10' },
+    });
+    feed = await signIn(app, platform());
+  });
+  afterAll(() => feed.app.close());
+
+  it('is no longer trusted after BOT_FEED_STALE_AFTER, and is again after a report', async () => {
+    await snapshot(feed, 0, {
+      shard_count: 1,
+      snapshot_at: at(0),
+      total: 1,
+      guild_ids: [DEMO_IDS.community],
+    }).expect(200);
+    const before = membershipCalls(platform());
+    // Live: a guild the feed lacks is refused without asking.
+    await settingsOf(feed, EXTRA[0]).expect(404);
+    expect(membershipCalls(platform())).toBe(before);
+
+    await sleep(10_500);
+    const stale = await feed.app
+      .http()
+      .get('/internal/bot-guilds')
+      .set('Authorization', `Bearer ${feed.bot}`)
+      .expect(200);
+    expect(stale.body).toMatchObject({ live: false, stale_after: 10 });
+    // No longer live: the platform is asked, and the guild the bot is in is served.
+    await settingsOf(feed, EXTRA[0]).expect(200);
+    expect(membershipCalls(platform())).toBe(before + 1);
+
+    // A heartbeat (an empty batch) makes it live again.
+    await events(feed, 0, []).expect(200);
+    await settingsOf(feed, EXTRA[1]).expect(404);
+    expect(membershipCalls(platform())).toBe(before + 1);
+  }, 30_000);
+});

@@ -85,9 +85,15 @@ describe('GET /users/@me/guilds?refresh=true and the bot', () => {
       roles: [],
       joined_at: '2025-01-01T00:00:00.000Z',
     });
-    // The very next request for the guild is served, and what it learned shows in the list.
+    // The very next request for the guild is served, on either route, and what it learned shows
+    // in the list.
     const info = await guildInfo(token, DEMO_IDS.sandbox).expect(200);
     expect(info.body.name).toBe('Demo Sandbox');
+    await t
+      .http()
+      .get(`/guilds/${DEMO_IDS.sandbox}/settings`)
+      .set('Authorization', token)
+      .expect(200);
     expect(await botInGuilds(token)).toEqual([DEMO_IDS.community, DEMO_IDS.sandbox]);
     const before = botListCalls(platform());
     expect(await botInGuilds(token, '?refresh=true')).toEqual([
