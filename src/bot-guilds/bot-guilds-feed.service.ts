@@ -22,6 +22,8 @@ const MAX_AHEAD_MS = 5 * 60_000;
  */
 export const MAX_REPORT_AGE_MS = 7 * 24 * 3_600_000;
 const MAX_REPORT_AGE_TEXT = '7 days';
+/** A date, a time and an offset: `2026-11-26T15:00:00.000Z`, `2026-11-26T16:00:00+01:00`. */
+const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * The bot's reports of where it is (docs/bot-membership.md): snapshots per shard and joins and
@@ -74,7 +76,7 @@ export class BotGuildsFeedService {
         );
       }
       const complete = count === body.total;
-      if (complete) await tx.leaveUnlisted(shardId, at);
+      if (complete) await tx.leaveUnlisted(shardId, at, body.shard_count);
       await tx.shardReported(
         shardId,
         this.clock.now(),
@@ -94,8 +96,18 @@ export class BotGuildsFeedService {
 
   /** Joins and leaves; each is applied unless what is held is newer. */
   async events(shardId: number, body: GuildEventsDto): Promise<GuildEventsReceiptDto> {
+    const { shardCount } = this.membership.view();
+    if (shardCount !== null && shardId >= shardCount) {
+      throw invalid('shard_id', `shard ${shardId} is not one of the bot's ${shardCount} shards`);
+    }
     const newest = new Map<string, GuildReport>();
     body.events.forEach((event, i) => {
+      if (shardCount !== null && shardOf(event.guild_id, shardCount) !== shardId) {
+        throw invalid(
+          `events[${i}].guild_id`,
+          `guild ${event.guild_id} belongs to shard ${shardOf(event.guild_id, shardCount)} of ${shardCount}, not ${shardId}`,
+        );
+      }
       const at = this.reportTime(`events[${i}].at`, event.at, { tooOld: 'ignore' });
       // Older than anything remembered: it could only undo a newer leave, so it is ignored.
       if (at === null) return;
@@ -161,8 +173,13 @@ export class BotGuildsFeedService {
   private reportTime(field: string, value: string, options?: { tooOld: 'ignore' }): Date | null {
     const at = new Date(value);
     const now = this.clock.nowMs();
-    if (Number.isNaN(at.getTime()))
-      throw invalid(field, `${field} must be an ISO 8601 date and time`);
+    // A time without its offset would be read in the service's own time zone.
+    if (Number.isNaN(at.getTime()) || !WITH_OFFSET.test(value)) {
+      throw invalid(
+        field,
+        `${field} must be an ISO 8601 date and time with its offset (Z or ±hh:mm)`,
+      );
+    }
     if (at.getTime() > now + MAX_AHEAD_MS) {
       throw invalid(field, `${field} is more than 5 minutes ahead of the service's clock`);
     }

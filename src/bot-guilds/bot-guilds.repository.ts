@@ -33,6 +33,10 @@ const NEXT_VERSION = `nextval('bot_membership_version')`;
  */
 const FEED_LOCK_KEY = '7314029547210093823';
 
+/** A complete snapshot of shard $1 newer than $2: an older snapshot's parts then change nothing. */
+const NEWER_SNAPSHOT = `SELECT 1 FROM bot_guild_shards newer
+  WHERE newer.shard_id = $1 AND newer.snapshot_at > $2`;
+
 /** The feed's writes, inside one transaction holding the feed's lock. */
 export class FeedTransaction {
   constructor(private readonly manager: EntityManager) {}
@@ -46,6 +50,7 @@ export class FeedTransaction {
     await this.manager.query(
       `INSERT INTO bot_guilds (guild_id, shard_id, present, changed_at, snapshot_at, version)
        SELECT id, $1, true, $2, $2, ${NEXT_VERSION} FROM unnest($3::varchar[]) AS listed(id)
+       WHERE NOT EXISTS (${NEWER_SNAPSHOT})
        ON CONFLICT (guild_id) DO UPDATE SET
          present = CASE WHEN bot_guilds.changed_at <= EXCLUDED.changed_at THEN true
                         ELSE bot_guilds.present END,
@@ -68,21 +73,26 @@ export class FeedTransaction {
   }
 
   /**
-   * A complete snapshot: the shard's guilds it did not list are left, unless a report newer than
-   * the snapshot (a join after READY) says they are there.
+   * A complete snapshot: the guilds of the shard (by the platform's rule under the snapshot's
+   * shard count, not by which shard last reported them, so a resharding leaves no guild behind and
+   * takes none from another shard) that it did not list are left, unless a report newer than the
+   * snapshot (a join after READY) says they are there. Nothing changes when a newer snapshot of
+   * the shard is already complete.
    */
-  async leaveUnlisted(shardId: number, snapshotAt: Date): Promise<void> {
+  async leaveUnlisted(shardId: number, snapshotAt: Date, shardCount: number): Promise<void> {
     await this.manager.query(
       `UPDATE bot_guilds SET present = false, changed_at = $2, version = ${NEXT_VERSION}
-       WHERE shard_id = $1 AND present AND changed_at < $2
-         AND (snapshot_at IS NULL OR snapshot_at < $2)`,
-      [shardId, snapshotAt],
+       WHERE present AND changed_at < $2 AND (snapshot_at IS NULL OR snapshot_at < $2)
+         AND mod(floor(guild_id::numeric / 4194304), $3) = $1
+         AND NOT EXISTS (${NEWER_SNAPSHOT})`,
+      [shardId, snapshotAt, shardCount],
     );
   }
 
   /**
    * Joins and leaves, one per guild; each is applied when it is newer than the stored state (a
-   * replay, as old as it, changes nothing). Returns the ids applied.
+   * replay, as old as it, changes nothing), and a leave also when it is as old as a join or a
+   * snapshot (a GUILD_DELETE read in the same millisecond as READY). Returns the ids applied.
    */
   async applyReports(shardId: number, reports: GuildReport[]): Promise<string[]> {
     if (reports.length === 0) return [];
@@ -96,6 +106,8 @@ export class FeedTransaction {
          shard_id = EXCLUDED.shard_id,
          version = EXCLUDED.version
        WHERE bot_guilds.changed_at < EXCLUDED.changed_at
+          OR (bot_guilds.changed_at = EXCLUDED.changed_at AND bot_guilds.present
+              AND NOT EXCLUDED.present)
        RETURNING guild_id`,
       [
         shardId,

@@ -140,10 +140,11 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   async isBotIn(guildId: string, caller: string | undefined): Promise<boolean> {
     const held = this.heldAnswer(guildId);
     if (held !== undefined) return held;
+    // Another instance may have learned it (the shared copy outlives this one's).
+    if ((await this.cache.peek<Checked>(checkKey(guildId)))?.in === true) return true;
+    // Each caller pays for the check, even one that shares another's call.
+    if (caller !== undefined) await this.charge(caller);
     return this.checks.run(guildId, async () => {
-      // Another instance may have learned it (the shared copy outlives this one's).
-      if ((await this.cache.peek<Checked>(checkKey(guildId)))?.in === true) return true;
-      if (caller !== undefined) await this.charge(caller);
       const found = await this.platform.botMembershipOf([guildId], 1);
       const isIn = found.found.has(guildId);
       await this.remember(guildId, isIn);
@@ -285,7 +286,8 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     let until = Number.POSITIVE_INFINITY;
     for (let id = 0; id < this.shardCount; id++) {
       const shard = this.shards.get(id);
-      if (!shard?.snapshotAt) {
+      // Every shard's snapshot must come from the same layout (no half-done resharding).
+      if (!shard?.snapshotAt || shard.shardCount !== this.shardCount) {
         until = 0;
         break;
       }

@@ -229,13 +229,19 @@ export class GuildAccessService {
       ready ?? this.loadContext(guildId, held),
       this.platform.getGuildMember(guildId, userId),
     ]);
-    // "No such guild" for the member of a guild that was just found is an answer from before the
-    // bot (re)joined it: asked again.
-    const current =
-      !member.found && member.missing === 'guild'
-        ? await this.platform.getGuildMember(guildId, userId, true)
-        : member;
-    return { context, user: accessIn(context, current) };
+    if (member.found || member.missing !== 'guild')
+      return { context, user: accessIn(context, member) };
+    // "No such guild" for the member of a guild held as found: an answer from before the bot
+    // (re)joined it, asked again once; if the platform says it again, the bot has left, and the
+    // guild's held answers go, so that the next request costs no platform call about it.
+    const again = await this.platform.getGuildMember(guildId, userId, true);
+    if (again.found || again.missing !== 'guild')
+      return { context, user: accessIn(context, again) };
+    await Promise.all([
+      this.platform.rememberRefusal(guildId),
+      this.membership.refusedByPlatform(guildId),
+    ]);
+    throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
   }
 
   /**

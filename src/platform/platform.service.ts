@@ -152,6 +152,21 @@ export class PlatformService implements OnApplicationBootstrap {
   }
 
   /**
+   * The platform refused the guild on another route (a member lookup answered "no such guild"):
+   * the guild's own lookup is held as refused for as long as a refusal is, and its parts go.
+   */
+  async rememberRefusal(guildId: string): Promise<void> {
+    const refused: Lookup<APIGuild> = { found: false, missing: 'guild' };
+    const bot = await this.getBotUser();
+    await Promise.all([
+      this.cache.set(guildKey(guildId), refused, this.lookupTtl(refused)),
+      ...[channelsKey(guildId), threadsKey(guildId), memberKey(guildId, bot.id)].map((key) =>
+        this.cache.delete(key),
+      ),
+    ]);
+  }
+
+  /**
    * Drops a cached "the bot cannot see this guild" answer (kept long, see GUILD_NOT_FOUND_TTL_MS)
    * and the guild's parts, once the bot is known to be in the guild.
    */

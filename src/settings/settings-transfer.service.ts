@@ -110,7 +110,7 @@ export class SettingsTransferService {
         { field: 'document.settings', message },
       ]);
     }
-    const context = await this.guilds.guildContext(guildId);
+    const context = await this.guilds.guildContext(guildId, author.userId);
     const may = await this.settings.permissionsIn(guildId, author);
     const report: Record<string, SettingImportDto> = {};
     const unknown = { roles: new Set<string>(), channels: new Set<string>() };

@@ -482,3 +482,116 @@ describe('a feed whose shard stops reporting', () => {
     expect(membershipCalls(platform())).toBe(before + 1);
   }, 30_000);
 });
+
+describe('the membership feed under resharding and races', () => {
+  const platform = useEmulator(SEED);
+  let feed: Feed;
+
+  beforeAll(async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    feed = await signIn(app, platform());
+  });
+  afterAll(() => feed.app.close());
+
+  /** Guild ids 2^22 apart: each on the other shard of two. (The feed alone answers for them.) */
+  const GUILDS = Array.from({ length: 6 }, (_, k) =>
+    (1_100_000_000_000_000_000n + BigInt(k) * 4_194_304n).toString(),
+  );
+  const onShard = (shard: number, count: number): string[] =>
+    GUILDS.filter((id) => Number((BigInt(id) >> 22n) % BigInt(count)) === shard);
+  const held = async (): Promise<string[]> => {
+    const ids: string[] = [];
+    for (const id of GUILDS) {
+      const res = await settingsOf(feed, id);
+      if (res.status === 200) ids.push(id);
+    }
+    return ids;
+  };
+
+  it('loses no guild when the shard count grows and the new shards report out of order', async () => {
+    expect(onShard(0, 2).length).toBeGreaterThan(0);
+    expect(onShard(1, 2).length).toBeGreaterThan(0);
+    await snapshot(feed, 0, {
+      shard_count: 1,
+      snapshot_at: at(-10_000),
+      total: GUILDS.length,
+      guild_ids: GUILDS,
+    }).expect(200);
+    // Resharded to 2: shard 0's READY came after shard 1's, but is processed first.
+    await snapshot(feed, 0, {
+      shard_count: 2,
+      snapshot_at: at(-1_000),
+      total: onShard(0, 2).length,
+      guild_ids: onShard(0, 2),
+    }).expect(200);
+    await snapshot(feed, 1, {
+      shard_count: 2,
+      snapshot_at: at(-2_000),
+      total: onShard(1, 2).length,
+      guild_ids: onShard(1, 2),
+    }).expect(200);
+    const status = await feed.app
+      .http()
+      .get('/internal/bot-guilds')
+      .set('Authorization', `Bearer ${feed.bot}`)
+      .expect(200);
+    expect(status.body).toMatchObject({ live: true, shard_count: 2 });
+    expect((await held()).sort()).toEqual([...GUILDS].sort());
+  });
+
+  it('refuses an event of a guild on another shard', async () => {
+    const other = onShard(1, 2)[0];
+    const res = await events(feed, 0, [{ type: 'leave', guild_id: other, at: at(0) }]).expect(400);
+    expect(res.body.details).toEqual([
+      { field: 'events[0].guild_id', message: `guild ${other} belongs to shard 1 of 2, not 0` },
+    ]);
+  });
+
+  it('lets a late part of an older snapshot bring back nothing', async () => {
+    const guild = onShard(0, 2)[0];
+    const newer = onShard(0, 2).filter((id) => id !== guild);
+    await snapshot(feed, 0, {
+      shard_count: 2,
+      snapshot_at: at(-500),
+      total: newer.length,
+      guild_ids: newer,
+    }).expect(200);
+    expect(await held()).not.toContain(guild);
+    // A retried part of the snapshot before it, listing the guild: changes nothing.
+    const late = await snapshot(feed, 0, {
+      shard_count: 2,
+      snapshot_at: at(-800),
+      total: onShard(0, 2).length,
+      guild_ids: [guild],
+    }).expect(200);
+    expect(late.body.complete).toBe(false);
+    expect(await held()).not.toContain(guild);
+  });
+
+  it('lets a leave as old as the snapshot win', async () => {
+    const guild = onShard(1, 2)[0];
+    const readyAt = at(-100);
+    await snapshot(feed, 1, {
+      shard_count: 2,
+      snapshot_at: readyAt,
+      total: onShard(1, 2).length,
+      guild_ids: onShard(1, 2),
+    }).expect(200);
+    const res = await events(feed, 1, [{ type: 'leave', guild_id: guild, at: readyAt }]).expect(
+      200,
+    );
+    expect(res.body).toEqual({ applied: 1, ignored: 0 });
+    expect(await held()).not.toContain(guild);
+  });
+
+  it('refuses a time without its offset', async () => {
+    for (const when of ['2026-11-26', new Date().toISOString().slice(0, 16)]) {
+      const res = await events(feed, 0, [
+        { type: 'join', guild_id: onShard(0, 2)[0], at: when },
+      ]).expect(400);
+      expect(JSON.stringify(res.body.details)).toContain('with its offset');
+    }
+  });
+});

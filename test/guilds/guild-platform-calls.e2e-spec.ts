@@ -210,3 +210,40 @@ describe('membership checks without the feed, charged to their sender', () => {
     for (let i = 0; i < 5; i++) await open(carol, DEMO_IDS.botLab).expect(200);
   });
 });
+
+describe('a guild the bot has left while its answers are held', () => {
+  const platform = useEmulator();
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await createTestApp({ env: { ...liveModeEnv(platform()), PLATFORM_CACHE_TTL: '30' } });
+  });
+  afterAll(() => app.close());
+
+  it('costs one refused member lookup and its retry, then none, however often it is asked', async () => {
+    const signIn = async (userId: string): Promise<string> => {
+      const code = platform().issueCode({ userId, redirectUri: DEMO_REDIRECT });
+      const res = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
+      return res.body.token as string;
+    };
+    const open = (token: string): Test =>
+      app
+        .http()
+        .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
+        .set('Authorization', `Bearer ${token}`);
+    const [carol, alice] = [await signIn(DEMO_IDS.carol), await signIn(DEMO_IDS.alice)];
+    // The guild's answers are held (for 30 s), then the bot is removed.
+    await open(carol).expect(200);
+    platform().state.removeMember(DEMO_IDS.botLab, DEMO_IDS.bot);
+    const memberLookups = (): number =>
+      platform().countRequests('GET /guilds/:guild_id/members/:user_id');
+    const before = memberLookups();
+    for (let i = 0; i < 20; i++) {
+      const res = await open(alice).expect(404);
+      expect(res.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
+    }
+    // Alice's member: asked, refused ("no such guild"), asked again, refused: then nothing more.
+    expect(memberLookups() - before).toBe(2);
+    await open(carol).expect(404);
+  });
+});
