@@ -70,6 +70,7 @@ function service(
     getGuildChannels: () => Promise.resolve(found(channels.filter((c) => !isThread(c)))),
     getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
     getGuildMember: (_guild: string, id: string) => Promise.resolve(memberLookup(id, user)),
+    rememberRefusal: () => Promise.resolve(),
     // Nothing in memory unless a test says so.
     cachedBotUser: () => undefined,
     cachedGuild: () => undefined,

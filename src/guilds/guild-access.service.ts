@@ -229,19 +229,13 @@ export class GuildAccessService {
       ready ?? this.loadContext(guildId, held),
       this.platform.getGuildMember(guildId, userId),
     ]);
-    if (member.found || member.missing !== 'guild')
-      return { context, user: accessIn(context, member) };
     // "No such guild" for the member of a guild held as found: an answer from before the bot
-    // (re)joined it, asked again once; if the platform says it again, the bot has left, and the
-    // guild's held answers go, so that the next request costs no platform call about it.
-    const again = await this.platform.getGuildMember(guildId, userId, true);
-    if (again.found || again.missing !== 'guild')
-      return { context, user: accessIn(context, again) };
-    await Promise.all([
-      this.platform.rememberRefusal(guildId),
-      this.membership.refusedByPlatform(guildId),
-    ]);
-    throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+    // (re)joined it, asked again once; if the platform says it again, the bot has left.
+    const current = refusesGuild(member)
+      ? await this.platform.getGuildMember(guildId, userId, true)
+      : member;
+    if (refusesGuild(current)) return this.refused(guildId);
+    return { context, user: accessIn(context, current) };
   }
 
   /**
@@ -277,11 +271,20 @@ export class GuildAccessService {
       held.threads ?? this.platform.getActiveThreads(guildId),
       held.botMember ?? this.platform.getGuildMember(guildId, bot.id),
     ]);
-    if (!guild.found) {
-      await this.membership.refusedByPlatform(guildId);
-      throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
-    }
+    if (!guild.found) return this.refused(guildId);
     return this.contextFrom(guild, parts);
+  }
+
+  /**
+   * The platform refused the guild: the bot is not in it. Its held answers go and the refusal is
+   * kept, so the next request costs no platform call about it; the feed marks it left.
+   */
+  private async refused(guildId: string): Promise<never> {
+    await Promise.all([
+      this.platform.rememberRefusal(guildId),
+      this.membership.refusedByPlatform(guildId),
+    ]);
+    throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
   }
 
   /** The context of these platform answers: the last one built, while it may be reused. */
@@ -327,6 +330,11 @@ export class GuildAccessService {
     const member = this.platform.cachedGuildMember(context.guild.id, userId);
     return member && accessIn(context, member);
   }
+}
+
+/** A lookup answered "no such guild" (403 Missing Access or 404 Unknown Guild). */
+function refusesGuild(lookup: Lookup<unknown>): boolean {
+  return !lookup.found && lookup.missing === 'guild';
 }
 
 function accessIn(context: GuildContext, member: Lookup<APIGuildMember>): MemberAccess | null {

@@ -157,12 +157,10 @@ export class PlatformService implements OnApplicationBootstrap {
    */
   async rememberRefusal(guildId: string): Promise<void> {
     const refused: Lookup<APIGuild> = { found: false, missing: 'guild' };
-    const bot = await this.getBotUser();
+    const parts = await this.partKeys(guildId);
     await Promise.all([
       this.cache.set(guildKey(guildId), refused, this.lookupTtl(refused)),
-      ...[channelsKey(guildId), threadsKey(guildId), memberKey(guildId, bot.id)].map((key) =>
-        this.cache.delete(key),
-      ),
+      ...parts.map((key) => this.cache.delete(key)),
     ]);
   }
 
@@ -173,15 +171,14 @@ export class PlatformService implements OnApplicationBootstrap {
   async forgetRefusal(guildId: string): Promise<void> {
     const guild = await this.cache.peek<Lookup<APIGuild>>(guildKey(guildId));
     if (!guild || guild.found) return;
+    const keys = [guildKey(guildId), ...(await this.partKeys(guildId))];
+    await Promise.all(keys.map((key) => this.cache.delete(key)));
+  }
+
+  /** The cache keys of what a guild's context is built from, beside the guild itself. */
+  private async partKeys(guildId: string): Promise<string[]> {
     const bot = await this.getBotUser();
-    await Promise.all(
-      [
-        guildKey(guildId),
-        channelsKey(guildId),
-        threadsKey(guildId),
-        memberKey(guildId, bot.id),
-      ].map((key) => this.cache.delete(key)),
-    );
+    return [channelsKey(guildId), threadsKey(guildId), memberKey(guildId, bot.id)];
   }
 }
 

@@ -90,6 +90,14 @@ async function botInGuilds(feed: Feed): Promise<string[]> {
   return res.body.bot_in_guilds as string[];
 }
 
+/** `GET /internal/bot-guilds`, as the bot's token reads it. */
+const feedStatus = (feed: Feed): Test =>
+  feed.app
+    .http()
+    .get('/internal/bot-guilds')
+    .set('Authorization', `Bearer ${feed.bot}`)
+    .expect(200);
+
 const settingsOf = (feed: Feed, guildId: string): Test =>
   feed.app.http().get(`/guilds/${guildId}/settings`).set('Authorization', `Bearer ${feed.login}`);
 
@@ -106,11 +114,7 @@ describe('the membership feed (a bot reporting its guilds)', () => {
   afterAll(() => feed.app.close());
 
   it('is not live before a snapshot', async () => {
-    const res = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const res = await feedStatus(feed);
     expect(res.body).toEqual({
       live: false,
       shard_count: null,
@@ -133,21 +137,13 @@ describe('the membership feed (a bot reporting its guilds)', () => {
     });
     // A part sent again counts once; the feed is not live on a partial snapshot.
     await snapshot(feed, 0, { ...body, guild_ids: BOT_GUILDS.slice(2) }).expect(200);
-    const partial = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const partial = await feedStatus(feed);
     expect(partial.body.live).toBe(false);
     const last = await snapshot(feed, 0, { ...body, guild_ids: BOT_GUILDS.slice(0, 2) }).expect(
       200,
     );
     expect(last.body).toMatchObject({ received: 5, total: 5, complete: true });
-    const status = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const status = await feedStatus(feed);
     expect(status.body).toMatchObject({ live: true, shard_count: 1, guilds: 5 });
     expect(status.body.shards).toEqual([
       {
@@ -246,11 +242,7 @@ describe('the membership feed (a bot reporting its guilds)', () => {
       .set('Authorization', `Bearer ${feed.login}`)
       .expect(404);
     expect(await botInGuilds(feed)).not.toContain(EXTRA[0]);
-    const status = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const status = await feedStatus(feed);
     expect(status.body.guilds).toBe(3);
   });
 
@@ -391,11 +383,7 @@ describe('a feed that is not live', () => {
       total: onShard0.length,
       guild_ids: onShard0,
     }).expect(200);
-    const status = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const status = await feedStatus(feed);
     expect(status.body.live).toBe(false);
     expect(status.body.shards).toEqual([
       expect.objectContaining({ shard_id: 0, live: true }),
@@ -466,11 +454,7 @@ describe('a feed whose shard stops reporting', () => {
     expect(membershipCalls(platform())).toBe(before);
 
     await sleep(10_500);
-    const stale = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const stale = await feedStatus(feed);
     expect(stale.body).toMatchObject({ live: false, stale_after: 10 });
     // No longer live: the platform is asked, and the guild the bot is in is served.
     await settingsOf(feed, EXTRA[0]).expect(200);
@@ -532,11 +516,7 @@ describe('the membership feed under resharding and races', () => {
       total: onShard(1, 2).length,
       guild_ids: onShard(1, 2),
     }).expect(200);
-    const status = await feed.app
-      .http()
-      .get('/internal/bot-guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .expect(200);
+    const status = await feedStatus(feed);
     expect(status.body).toMatchObject({ live: true, shard_count: 2 });
     expect((await held()).sort()).toEqual([...GUILDS].sort());
   });
