@@ -8,8 +8,6 @@ import {
 import type Redis from 'ioredis';
 import { SingleFlight } from 'src/common/async/single-flight';
 import type { SharedCache } from 'src/common/cache/shared-cache';
-import { AppException } from 'src/common/errors/app.exception';
-import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { RedisConnection } from 'src/common/redis/redis.module';
 import { subscribeToChannel } from 'src/common/redis/redis-subscriber';
@@ -34,10 +32,9 @@ const FALLBACK_ABSENT_TTL_MS = 10_000;
 /** Platform calls one guild list may make to settle which of its guilds the bot is in. */
 const MAX_LIST_CALLS = 10;
 
-/** A fallback answer, with when the platform gave it. */
+/** A fallback answer: whether the platform said the bot is in the guild. */
 interface Checked {
   in: boolean;
-  at: number;
 }
 
 /** What the feed holds of every shard, as this instance last read it. */
@@ -309,7 +306,7 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   }
 
   private async remember(guildId: string, isIn: boolean): Promise<void> {
-    const checked: Checked = { in: isIn, at: this.clock.nowMs() };
+    const checked: Checked = { in: isIn };
     await this.cache.set(
       checkKey(guildId),
       checked,
@@ -320,8 +317,3 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
 }
 
 const checkKey = (guildId: string): string => `bot-in:${guildId}`;
-
-/** The error of a guild the bot is not in. */
-export function botNotInGuild(): AppException {
-  return new AppException(ErrorCode.NotFound, 'The bot is not in this guild');
-}
