@@ -29,6 +29,8 @@ export function dataSourceOptions(
       // Waiting for a connection or a query is bounded, so a stuck database fails requests cleanly.
       connectionTimeoutMillis: 5_000,
       query_timeout: 15_000,
+      // The server ends a statement that runs longer (docs/request-costs.md); PGlite has no timer.
+      ...(engine === 'postgres' && { statement_timeout: 10_000 }),
       // The embedded server's single connection is kept open rather than re-established.
       idleTimeoutMillis: engine === 'pglite' ? 0 : 30_000,
     },

@@ -232,7 +232,7 @@ export class GuildAccessService {
     // "No such guild" for the member of a guild held as found: an answer from before the bot
     // (re)joined it, asked again once; if the platform says it again, the bot has left.
     const current = refusesGuild(member)
-      ? await this.platform.getGuildMember(guildId, userId, true)
+      ? await this.platform.getGuildMember(guildId, userId, { refresh: true })
       : member;
     if (refusesGuild(current)) return this.refused(guildId);
     return { context, user: accessIn(context, current) };
@@ -318,11 +318,21 @@ export class GuildAccessService {
     return context;
   }
 
-  /** The user's member in a guild, or null when the user is not a member. */
-  async memberOf(context: GuildContext, userId: string): Promise<MemberAccess | null> {
+  /**
+   * The user's member in a guild, or null when the user is not a member. `beforeCall` runs before
+   * a platform call (not for a remembered answer): the caller's budget for the calls it causes.
+   */
+  async memberOf(
+    context: GuildContext,
+    userId: string,
+    beforeCall?: () => Promise<void>,
+  ): Promise<MemberAccess | null> {
     const cached = this.cachedMemberOf(context, userId);
     if (cached !== undefined) return cached;
-    return accessIn(context, await this.platform.getGuildMember(context.guild.id, userId));
+    return accessIn(
+      context,
+      await this.platform.getGuildMember(context.guild.id, userId, { beforeCall }),
+    );
   }
 
   /** `memberOf` from memory, synchronously; undefined when the member must be looked up. */

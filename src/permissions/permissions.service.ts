@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, type Repository } from 'typeorm';
+import type { EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
 import {
   memberPermissions,
@@ -13,7 +13,7 @@ import { hasPerm } from 'src/permissions/permission-string';
 
 /**
  * Where permission data is read through: a cache (the settings engine passes its per-guild cache,
- * whose version moves with every settings write) or, inside a transaction, its `EntityManager`.
+ * whose version moves with every settings write).
  */
 export interface PermissionReads {
   get<T>(key: string, loader: () => Promise<T>): Promise<T>;
@@ -25,6 +25,20 @@ export interface CachedPermissionReads {
 }
 
 const ROLE_ENTRIES_KEY = 'role-entries';
+
+/**
+ * The stored rows as one settings change sees them, its own writes applied (the settings
+ * engine's `ChangeState`): permission data read through it holds when the change is stored.
+ */
+export interface ChangeRows {
+  all<T extends ObjectLiteral>(entity: EntityTarget<T>): Promise<T[]>;
+  row(
+    entity: EntityTarget<ObjectLiteral>,
+    key: Record<string, unknown>,
+  ): Promise<ObjectLiteral | null>;
+  /** How many writes the change has made to `entity`. */
+  changesIn(entity: EntityTarget<ObjectLiteral>): number;
+}
 const memberKey = (userId: string): string => `member:${userId}`;
 
 /** Reads straight from the database. */
@@ -63,6 +77,10 @@ export class PermissionsService {
     return memberPermissions(guild, member);
   }
 
+  private readonly builtForChange = new WeakMap<
+    ChangeRows,
+    { context: GuildContext; changes: number; guild: PermissionGuild }
+  >();
   private readonly built = new WeakMap<
     GuildContext,
     { entries: unknown; guild: PermissionGuild }
@@ -71,20 +89,40 @@ export class PermissionsService {
   private readonly answersByResolved = new WeakMap<readonly string[], Map<string, boolean>>();
 
   /**
-   * The guild's role entries with its Discord roles, read through the guild's cache, or inside a
-   * transaction through its `manager` (what the transaction sees, for checks that must hold when
-   * the write is applied).
+   * The guild's role entries with its Discord roles, read through the guild's cache (a settings
+   * change reads them through its own rows instead: `guildIn`).
    */
-  async guild(
-    context: GuildContext,
-    via: PermissionReads | EntityManager,
-  ): Promise<PermissionGuild> {
-    const load = (roles: Repository<GuildRoleEntity>): Promise<StoredEntry[]> =>
-      loadEntries(roles, context.guild.id);
-    if (via instanceof EntityManager) {
-      return buildGuild(context, await load(via.getRepository(GuildRoleEntity)));
-    }
-    return this.builtGuild(context, await via.get(ROLE_ENTRIES_KEY, () => load(this.roles)));
+  async guild(context: GuildContext, via: PermissionReads): Promise<PermissionGuild> {
+    const entries = await via.get(ROLE_ENTRIES_KEY, () =>
+      loadEntries(this.roles, context.guild.id),
+    );
+    return this.builtGuild(context, entries);
+  }
+
+  /**
+   * The guild's permission data as a settings change sees it (read in its transaction, or in a dry
+   * run's reads, with the change's own writes applied): the answer `guild` gives once the change
+   * is stored. Built again only when the change has written role entries.
+   */
+  async guildIn(context: GuildContext, rows: ChangeRows): Promise<PermissionGuild> {
+    const changes = rows.changesIn(GuildRoleEntity);
+    const memo = this.builtForChange.get(rows);
+    if (memo?.context === context && memo.changes === changes) return memo.guild;
+    const guild = buildGuild(context, entriesOf(await rows.all(GuildRoleEntity)));
+    this.builtForChange.set(rows, { context, changes, guild });
+    return guild;
+  }
+
+  /** A member's permission data as a settings change sees it (see `guildIn`). */
+  async memberIn(
+    userId: string,
+    discordRoles: readonly string[],
+    rows: ChangeRows,
+  ): Promise<PermissionMember> {
+    const stored = (await rows.row(GuildMemberEntity, {
+      user_id: userId,
+    })) as GuildMemberEntity | null;
+    return { userId, roles: discordRoles, overrides: stored?.perm_overrides ?? [] };
   }
 
   /** `guild` from the cache's memory, synchronously; undefined when the entries must be read. */
@@ -137,24 +175,17 @@ export class PermissionsService {
     return answer;
   }
 
-  /**
-   * The member's permission data, read through the guild's cache, or inside a transaction through
-   * its `manager` (as the transaction sees the row; the embedded database has one connection).
-   */
+  /** The member's permission data, read through the guild's cache (a change's own: `memberIn`). */
   async member(
     guildId: string,
     userId: string,
     discordRoles: readonly string[],
-    via: PermissionReads | EntityManager,
+    via: PermissionReads,
   ): Promise<PermissionMember> {
-    const load = async (members: Repository<GuildMemberEntity>): Promise<string[]> => {
-      const stored = await members.findOne({ where: { guild_id: guildId, user_id: userId } });
+    const overrides = await via.get(memberKey(userId), async () => {
+      const stored = await this.members.findOne({ where: { guild_id: guildId, user_id: userId } });
       return stored?.perm_overrides ?? [];
-    };
-    const overrides =
-      via instanceof EntityManager
-        ? await load(via.getRepository(GuildMemberEntity))
-        : await via.get(memberKey(userId), () => load(this.members));
+    });
     return { userId, roles: discordRoles, overrides };
   }
 
@@ -179,11 +210,11 @@ async function loadEntries(
   roles: Repository<GuildRoleEntity>,
   guildId: string,
 ): Promise<StoredEntry[]> {
-  return (await roles.find({ where: { guild_id: guildId } })).map((e) => ({
-    role_id: e.role_id,
-    index: e.index,
-    perms: e.perms,
-  }));
+  return entriesOf(await roles.find({ where: { guild_id: guildId } }));
+}
+
+function entriesOf(rows: readonly GuildRoleEntity[]): StoredEntry[] {
+  return rows.map((e) => ({ role_id: e.role_id, index: e.index, perms: e.perms }));
 }
 
 function buildGuild(context: GuildContext, entries: readonly StoredEntry[]): PermissionGuild {

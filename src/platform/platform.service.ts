@@ -76,15 +76,22 @@ export class PlatformService implements OnApplicationBootstrap {
     return result as Lookup<APIThreadChannel[]>;
   }
 
-  /** `refresh`: ask the platform even if an answer is cached. */
+  /**
+   * A guild's member; "not a member" is remembered as long as a member is. `refresh`: ask the
+   * platform even if an answer is cached. `beforeCall` runs before a call is made (not for an
+   * answer from the cache): a caller's budget for the calls it causes, refusing by throwing.
+   */
   getGuildMember(
     guildId: string,
     userId: string,
-    refresh = false,
+    { refresh = false, beforeCall }: { refresh?: boolean; beforeCall?: () => Promise<void> } = {},
   ): Promise<Lookup<APIGuildMember>> {
     return this.cache.getOrLoad(
       memberKey(guildId, userId),
-      () => this.client.getGuildMember(guildId, userId, userId === this.knownBotUser?.id),
+      async () => {
+        await beforeCall?.();
+        return this.client.getGuildMember(guildId, userId, userId === this.knownBotUser?.id);
+      },
       { ttlMs: this.lookupTtl, refresh },
     );
   }

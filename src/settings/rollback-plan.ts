@@ -25,7 +25,15 @@ export interface RollbackRefusal {
 export type RollbackPlan =
   { ok: true; operations: RestoringOperation[] } | { ok: false; refusals: RollbackRefusal[] };
 
-type Revision = Pick<SettingsRevisionEntity, 'revision' | 'key' | 'before' | 'after'>;
+/**
+ * A revision as a rollback reads it: only the `before` of an entry's first revision and the
+ * `after` of its last are read.
+ */
+export type RollbackRevision = Pick<
+  SettingsRevisionEntity,
+  'revision' | 'key' | 'before' | 'after'
+>;
+type Revision = RollbackRevision;
 
 /**
  * What undoing `revisions` of one setting takes (any number of revisions, oldest first): per entry,

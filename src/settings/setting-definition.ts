@@ -1,5 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
-import type { EntityManager, ObjectLiteral } from 'typeorm';
+import type { ObjectLiteral } from 'typeorm';
 import type { EditCheck, PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
 import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/setting-schema';
 
@@ -17,7 +17,6 @@ export interface AuthorizationRequest {
   author: PermissionMember;
   /** Loads another member's permission data (for rules about a target member). */
   memberOf: (userId: string) => Promise<PermissionMember>;
-  manager: EntityManager;
 }
 
 /**
@@ -42,7 +41,10 @@ export interface SettingDefinition {
   };
   /** Rewrites validated fields before they are checked and stored (e.g. canonical permissions). */
   prepare?: (fields: SettingRow) => SettingRow;
-  /** A rule beyond `<setting>.<operation>` (e.g. the role hierarchy); runs in the transaction. */
+  /**
+   * A rule beyond `<setting>.<operation>` (e.g. the role hierarchy), judged against the rows as the
+   * change sees them (in its transaction, or a dry run's reads); it reads what it is given.
+   */
   authorize?(request: AuthorizationRequest): Promise<EditCheck> | EditCheck;
 }
 

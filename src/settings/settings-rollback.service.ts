@@ -1,26 +1,35 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource, In, MoreThan } from 'typeorm';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import type { RevisionDto } from 'src/settings/dto/revisions.dto';
-import { rollbackPlan } from 'src/settings/rollback-plan';
+import { rollbackPlan, type RollbackRevision } from 'src/settings/rollback-plan';
+import { ChangeState } from 'src/settings/change-state';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { stableJson, toApi } from 'src/settings/setting-rows';
-import { SettingsRegistry } from 'src/settings/settings-registry';
+import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { HISTORY_PERMISSION, revisionDto } from 'src/settings/settings-revisions.service';
 import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
 
-/** One restore undoes at most this many revisions (one transaction holds the guild's lock). */
+/**
+ * One restore reads at most this many revisions (their key and number only; the states it puts
+ * back are read for each entry's first and last revision alone).
+ */
 export const MAX_RESTORED_REVISIONS = 2_000;
+
+/** Revisions whose stored states are read in one statement. */
+const STATES_PER_READ = 500;
 
 /**
  * Undoing settings changes: one revision, or every revision of a setting after a given one. Each
  * entry is put back as it was, through the settings engine as if the caller made the change by
  * hand (the same permission, hierarchy, validation, reference and bot checks), all in one
  * transaction, each change recorded as a revision that names the one it undid. An entry changed
- * since is refused with the reason, and so is the whole rollback.
+ * since is refused with the reason, and so is the whole rollback. A caller who may change nothing
+ * in the setting is refused before any revision beyond the one named is read
+ * (docs/request-costs.md).
  */
 @Injectable()
 export class SettingsRollbackService {
@@ -33,13 +42,17 @@ export class SettingsRollbackService {
   /** Undoes one revision. */
   async revert(guildId: string, author: SettingsAuthor, revision: number): Promise<RevisionDto[]> {
     const target = await this.revisionOf(guildId, author, revision);
-    return this.undo(guildId, author, target.setting, [target]);
+    const setting = await this.writableSetting(guildId, author, target.setting);
+    const [full] = await this.statesOf(guildId, [target]);
+    return this.undo(guildId, author, setting, [full]);
   }
 
   /** Undoes every later revision of the revision's setting: the setting as that revision left it. */
   async restore(guildId: string, author: SettingsAuthor, revision: number): Promise<RevisionDto[]> {
     const target = await this.revisionOf(guildId, author, revision);
+    const setting = await this.writableSetting(guildId, author, target.setting);
     const later = await this.dataSource.getRepository(SettingsRevisionEntity).find({
+      select: { revision: true, key: true },
       where: { guild_id: guildId, setting: target.setting, revision: MoreThan(revision) },
       order: { revision: 'ASC' },
       // One more than allowed: whether there are too many, without counting them all.
@@ -51,29 +64,33 @@ export class SettingsRollbackService {
         `Over ${MAX_RESTORED_REVISIONS} revisions of ${target.setting} follow revision ${revision}; restore a later revision first`,
       );
     }
-    return this.undo(guildId, author, target.setting, later);
+    return this.undo(guildId, author, setting, await this.statesOf(guildId, later));
   }
 
-  /** The revision, for a caller who may read the trail. */
+  /** The revision's number and setting, for a caller who may read the trail. */
   private async revisionOf(
     guildId: string,
     author: SettingsAuthor,
     revision: number,
-  ): Promise<SettingsRevisionEntity> {
+  ): Promise<Pick<SettingsRevisionEntity, 'revision' | 'setting' | 'key'>> {
     await this.settings.requirePermissionIn(guildId, author, HISTORY_PERMISSION);
-    const found = await this.dataSource
-      .getRepository(SettingsRevisionEntity)
-      .findOneBy({ guild_id: guildId, revision });
+    const found = await this.dataSource.getRepository(SettingsRevisionEntity).findOne({
+      select: { revision: true, setting: true, key: true },
+      where: { guild_id: guildId, revision },
+    });
     if (!found) throw new AppException(ErrorCode.NotFound, `No revision ${revision} in this guild`);
     return found;
   }
 
-  private async undo(
+  /**
+   * The declared setting, for a caller who may make at least one kind of change to it: anyone
+   * else is refused before the revisions are read (the engine checks each change's own permission).
+   */
+  private async writableSetting(
     guildId: string,
     author: SettingsAuthor,
     settingId: string,
-    revisions: readonly SettingsRevisionEntity[],
-  ): Promise<RevisionDto[]> {
+  ): Promise<RegisteredSetting> {
     const setting = this.registry.get(settingId);
     if (!setting) {
       throw new AppException(
@@ -81,11 +98,66 @@ export class SettingsRollbackService {
         `The setting ${settingId} is no longer declared: its revisions cannot be undone`,
       );
     }
+    const writes = (['Create', 'Update', 'Delete'] as const).filter((operation) =>
+      setting.schema.operations.includes(operation),
+    );
+    const may = await this.settings.permissionsIn(guildId, author);
+    if (!writes.some((operation) => may(`${settingId}.${operation.toLowerCase()}`))) {
+      const needed = writes.map((operation) => `${settingId}.${operation.toLowerCase()}`);
+      throw new AppException(
+        ErrorCode.Restricted,
+        `Undoing changes to ${settingId} changes it: you need ${needed.join(' or ')} in this guild`,
+      );
+    }
+    return setting;
+  }
+
+  /**
+   * The revisions with the states a rollback reads: `before` of each entry's first revision and
+   * `after` of its last (the ones between are not read).
+   */
+  private async statesOf(
+    guildId: string,
+    revisions: readonly Pick<SettingsRevisionEntity, 'revision' | 'key'>[],
+  ): Promise<RollbackRevision[]> {
+    const firstAndLast = new Map<string, { first: number; last: number }>();
+    for (const { revision, key } of revisions) {
+      const entry = stableJson(key);
+      const seen = firstAndLast.get(entry);
+      firstAndLast.set(entry, { first: seen?.first ?? revision, last: revision });
+    }
+    const wanted = [...firstAndLast.values()].flatMap(({ first, last }) =>
+      first === last ? [first] : [first, last],
+    );
+    const states = new Map<number, Pick<SettingsRevisionEntity, 'before' | 'after'>>();
+    const repository = this.dataSource.getRepository(SettingsRevisionEntity);
+    for (let i = 0; i < wanted.length; i += STATES_PER_READ) {
+      const rows = await repository.find({
+        select: { revision: true, before: true, after: true },
+        where: { guild_id: guildId, revision: In(wanted.slice(i, i + STATES_PER_READ)) },
+      });
+      for (const row of rows) states.set(row.revision, row);
+    }
+    return revisions.map(({ revision, key }) => ({
+      revision,
+      key,
+      before: states.get(revision)?.before ?? null,
+      after: states.get(revision)?.after ?? null,
+    }));
+  }
+
+  private async undo(
+    guildId: string,
+    author: SettingsAuthor,
+    setting: RegisteredSetting,
+    revisions: readonly RollbackRevision[],
+  ): Promise<RevisionDto[]> {
+    const state = new ChangeState(this.dataSource.manager, guildId, false);
+    const keys = revisions.flatMap(({ key }) => (key === null ? [] : [key]));
+    await state.load(setting.entity, keys);
     const current = new Map<string, SettingRow | null>();
-    const repository = this.dataSource.getRepository(setting.entity);
-    for (const { key } of revisions) {
-      if (key === null || current.has(stableJson(key))) continue;
-      const row = await repository.findOneBy({ ...key, guild_id: guildId });
+    for (const key of keys) {
+      const row = await state.row(setting.entity, key);
       current.set(stableJson(key), row ? toApi(setting, row, false) : null);
     }
     const plan = rollbackPlan(
@@ -106,7 +178,7 @@ export class SettingsRollbackService {
     const applied = await this.settings.executeAll(
       guildId,
       author,
-      plan.operations.map((operation) => ({ setting: settingId, ...operation })),
+      plan.operations.map((operation) => ({ setting: setting.schema.id, ...operation })),
     );
     return applied.flatMap((write) => write.revisions).map(revisionDto);
   }

@@ -18,6 +18,7 @@ import { RevisionFeed } from 'src/settings/revision-feed.service';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import { revisionDto } from 'src/settings/settings-revisions.service';
 import {
+  MAX_CHANGE_ENTRIES,
   SettingsService,
   type SettingsAuthor,
   type SettingsRequest,
@@ -190,12 +191,18 @@ export class SettingsTransferService {
       for (const { key, changes } of plan.updated) entry.updated.push({ key, changes });
     }
 
+    if (writes.length > MAX_CHANGE_ENTRIES) {
+      const message = `The import would write ${writes.length} entries; one import writes at most ${MAX_CHANGE_ENTRIES}: import the document in parts (for example one setting at a time)`;
+      throw new AppException(ErrorCode.BadRequest, message, [
+        { field: 'document.settings', message },
+      ]);
+    }
     const planRefused = Object.values(report).some((entry) => entry.refused.length > 0);
     const trial = await this.settings.trial(
       guildId,
       author,
       writes.map((write) => write.request),
-      !dryRun && !planRefused,
+      { apply: !dryRun && !planRefused },
     );
     this.report(report, writes, trial.outcomes);
     const refusals = refusalDetails(report);

@@ -9,6 +9,7 @@ import { LockdownSettingsSetting } from 'src/settings/builtins/lockdown-settings
 import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
 import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
 import { SettingsCache } from 'src/settings/settings-cache';
+import { GuildSettingsWriters } from 'src/settings/settings-lock';
 import { SettingsController } from 'src/settings/settings.controller';
 import { RevisionFeed } from 'src/settings/revision-feed.service';
 import { SettingsRegistry } from 'src/settings/settings-registry';
@@ -29,6 +30,7 @@ import { SettingsTransferService } from 'src/settings/settings-transfer.service'
   providers: [
     SettingsRegistry,
     SettingsCache,
+    GuildSettingsWriters,
     SettingsService,
     SettingsRevisionsService,
     RevisionFeed,

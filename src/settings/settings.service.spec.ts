@@ -9,6 +9,8 @@ import { PermissionsService } from 'src/permissions/permissions.service';
 import type { GuildSettingsCache, SettingsCache } from 'src/settings/settings-cache';
 import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { SettingsRegistry } from 'src/settings/settings-registry';
+import { GuildSettingsWriters } from 'src/settings/settings-lock';
+import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
 import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
 import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
@@ -31,8 +33,12 @@ class FakeTable {
    */
   constructor(private readonly versioned = false) {}
 
-  find = ({ where }: { where: ObjectLiteral }): Promise<ObjectLiteral[]> =>
-    Promise.resolve(this.rows.filter((row) => this.matches(row, where)));
+  find = ({ where }: { where: ObjectLiteral | ObjectLiteral[] }): Promise<ObjectLiteral[]> =>
+    Promise.resolve(
+      this.rows.filter((row) =>
+        (Array.isArray(where) ? where : [where]).some((one) => this.matches(row, one)),
+      ),
+    );
   findOne = ({ where }: { where: ObjectLiteral }): Promise<ObjectLiteral | null> =>
     Promise.resolve(this.rows.find((row) => this.matches(row, where)) ?? null);
   create = (values: ObjectLiteral): ObjectLiteral => ({ ...values });
@@ -48,6 +54,10 @@ class FakeTable {
       .filter((row) => this.matches(row, where))
       .map((row) => Number(row[column]));
     return Promise.resolve(values.length > 0 ? Math.max(...values) : null);
+  };
+  update = (where: ObjectLiteral, values: ObjectLiteral): Promise<void> => {
+    for (const row of this.rows) if (this.matches(row, where)) Object.assign(row, values);
+    return Promise.resolve();
   };
   delete = (where: ObjectLiteral): Promise<void> => {
     const index = this.rows.findIndex((row) => this.matches(row, where));
@@ -109,7 +119,10 @@ async function setUp({ inMemory = false } = {}): Promise<{
   /** The keys read through the in-memory cache's loading side. */
   reads: string[];
 }> {
-  const metadata = new DataSource({ type: 'postgres', entities: [FeedbackTopicEntity] });
+  const metadata = new DataSource({
+    type: 'postgres',
+    entities: [FeedbackTopicEntity, GuildRoleEntity, GuildMemberEntity, SettingsRevisionEntity],
+  });
   await (metadata as unknown as { buildMetadatas(): Promise<void> }).buildMetadatas();
   const discovery = {
     getProviders: () => [{ instance: new FeedbackSetting() }],
@@ -168,9 +181,11 @@ async function setUp({ inMemory = false } = {}): Promise<{
   const manager = Object.assign(Object.create(EntityManager.prototype) as EntityManager, {
     query: () => Promise.resolve([]),
     getRepository: repository,
+    connection: metadata,
   });
   const dataSource = {
     getRepository: repository,
+    manager,
     transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager),
   } as unknown as DataSource;
   const permissions = new PermissionsService(
@@ -203,6 +218,8 @@ async function setUp({ inMemory = false } = {}): Promise<{
     dataSource,
     clock,
     new EventEmitter2(),
+    new GuildSettingsWriters(dataSource),
+    { enabled: false } as RateLimiter,
   );
   const execute = (
     userId: string,

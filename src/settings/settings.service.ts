@@ -22,7 +22,10 @@ import {
   type RevisionSessionType,
 } from 'src/settings/settings-revision.entity';
 import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
-import { lockGuildSettings } from 'src/settings/settings-lock';
+import { GuildSettingsWriters } from 'src/settings/settings-lock';
+import { ChangeState } from 'src/settings/change-state';
+import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
+import { mapConcurrent } from 'src/common/async/map-concurrent';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import {
   primaryKeyOf,
@@ -82,10 +85,8 @@ interface CheckedWrite {
   setting: RegisteredSetting;
   operation: WriteOperation;
   permission: string;
-  /** Validated and prepared. */
+  /** Validated and prepared (a key the service chooses is chosen). */
   fields: unknown;
-  /** The platform members the fields name (the targets a setting's rule may judge). */
-  members: ReadonlyMap<string, MemberAccess | null>;
   /** The revision this write undoes (a rollback), else null. */
   reverts: number | null;
 }
@@ -99,8 +100,40 @@ export interface AppliedWrite {
 /** A write's outcome in a trial: what it produced, or the refusal it met. */
 export type WriteOutcome = ({ ok: true } & AppliedWrite) | { ok: false; error: AppException };
 
-/** Ends a trial's transaction without committing it. */
-const NOT_COMMITTED = new Error('not committed');
+/** The platform members of the users the fields name, looked up once per request. */
+type NamedMembers = ReadonlyMap<string, MemberAccess | null>;
+
+/**
+ * The most users one request may name in member columns: each may cost a platform lookup
+ * (docs/request-costs.md). A larger change is refused with this number, before any lookup.
+ */
+export const MAX_NAMED_MEMBERS = 25;
+
+/**
+ * The most entries one change writes (an import, a restore, several writes at once): measured at
+ * about 0.3 s of database time on the embedded engine, whose one connection every other request
+ * waits for meanwhile (docs/request-costs.md).
+ */
+export const MAX_CHANGE_ENTRIES = 500;
+
+/** Member lookups one request runs at once. */
+const MEMBER_LOOKUPS_AT_ONCE = 5;
+
+/** Rows (entries or revisions) stored in one statement. */
+const ROWS_PER_INSERT = 500;
+
+/** What one write does to the stored rows, applied in order. */
+type Effect =
+  | { type: 'insert'; key: Record<string, unknown>; row: ObjectLiteral }
+  | { type: 'update'; key: Record<string, unknown>; row: ObjectLiteral; set: ObjectLiteral }
+  | { type: 'delete'; key: Record<string, unknown> };
+
+/** A write planned against the rows as the change sees them: its answer and its effects. */
+interface PlannedWrite {
+  data: unknown;
+  changes: EntryChange[];
+  effects: Effect[];
+}
 
 /** What was thrown, as a rejection: callers of a promise-returning method expect no throw. */
 function rejection(error: unknown): Promise<never> {
@@ -164,6 +197,8 @@ export class SettingsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly events: EventEmitter2,
+    private readonly writers: GuildSettingsWriters,
+    private readonly limiter: RateLimiter,
   ) {}
 
   /** Every module's settings, for a guild the bot is in (membership not required). */
@@ -227,16 +262,16 @@ export class SettingsService {
     if (checked.operation === 'View') {
       return this.view(checked.setting, guildId, checked.fields, cache);
     }
-    const [applied] = await this.apply(caller, author, [
-      await this.withMembers(caller, { ...checked, operation: checked.operation }, null),
-    ]);
+    const write = writeOf({ ...checked, operation: checked.operation }, null);
+    const [applied] = await this.commitOrThrow(caller, author, [write]);
     return Buffer.from(JSON.stringify({ type: 'Ok', data: applied.data }));
   }
 
   /**
    * Several writes as one change: each checked exactly as `execute` checks it (permission,
    * validation, references, the bot's permissions, the setting's own rule), then all applied in
-   * one transaction, or none. Answers each write's data and the revisions it recorded.
+   * one transaction, or none (the first refusal is thrown). Answers each write's data and the
+   * revisions it recorded.
    */
   async executeAll(
     guildId: string,
@@ -245,76 +280,67 @@ export class SettingsService {
   ): Promise<AppliedWrite[]> {
     const cache = await this.cache.forGuild(guildId);
     const caller = await this.caller(guildId, author.userId, cache, author.scope);
-    const writes: CheckedWrite[] = [];
-    for (const request of requests) {
-      writes.push(await this.checkedWrite(caller, request, request.reverts ?? null));
-    }
-    return this.apply(caller, author, writes);
+    const writes = requests.map((request) => this.checkedWrite(caller, request, request.reverts));
+    return this.commitOrThrow(caller, author, writes, { bulk: true });
   }
 
   /**
    * Several writes judged one by one and applied as one change only if none is refused: each is
-   * checked as `execute` checks it, the ones that pass run in order in one transaction (each in a
-   * savepoint, so a refusal in the transaction leaves the others' effects), and the transaction
-   * commits only when `apply` is set and nothing was refused. Answers every write's outcome:
-   * what it produced, or why it was refused. A dry run (`apply` false) therefore reports exactly
-   * what applying would do, refusals included, and changes nothing.
+   * checked as `execute` checks it, then planned in order against the stored rows as the change
+   * sees them (a refused write leaves no effect for the ones after it). With `apply`, and
+   * nothing refused, the change is stored in one transaction; otherwise nothing is written, not
+   * even in a transaction rolled back: a dry run reads the rows its writes touch and computes the
+   * rest. Answers every write's outcome: what it produced, or why it was refused.
    */
   async trial(
     guildId: string,
     author: SettingsAuthor,
     requests: readonly SettingsRequest[],
-    apply: boolean,
+    { apply }: { apply: boolean },
   ): Promise<{ committed: boolean; outcomes: WriteOutcome[] }> {
     const cache = await this.cache.forGuild(guildId);
     const caller = await this.caller(guildId, author.userId, cache, author.scope);
     const outcomes: WriteOutcome[] = [];
-    const writes: (CheckedWrite | null)[] = [];
-    for (const request of requests) {
+    const passed: { index: number; write: CheckedWrite }[] = [];
+    for (const [index, request] of requests.entries()) {
       try {
-        writes.push(await this.checkedWrite(caller, request, null));
+        passed.push({ index, write: this.checkedWrite(caller, request) });
         outcomes.push({ ok: true, data: null, revisions: [] });
       } catch (error) {
         outcomes.push(refusalOf(error));
-        writes.push(null);
       }
     }
-    let committed = false;
-    try {
-      await this.dataSource.transaction(async (manager) => {
-        await lockGuildSettings(manager, guildId);
-        for (const [i, write] of writes.entries()) {
-          if (!write) continue;
-          try {
-            outcomes[i] = await manager.transaction(async (savepoint) => {
-              const locked = await this.lockedCaller(caller, savepoint);
-              this.requirePermission(locked, write.permission);
-              return { ok: true, ...(await this.change(savepoint, locked, author, write)) };
-            });
-          } catch (error) {
-            outcomes[i] = refusalOf(error);
-          }
-        }
-        if (!apply || outcomes.some((outcome) => !outcome.ok)) throw NOT_COMMITTED;
-      });
-      committed = true;
-    } catch (error) {
-      if (error !== NOT_COMMITTED) throw error;
+    // No lock and no transaction for a change with nothing to write.
+    if (passed.length === 0) return { committed: false, outcomes };
+    const writes = passed.map(({ write }) => write);
+    requireBounded(writes);
+    const members = await this.membersNamedIn(caller, author, writes);
+    if (apply && passed.length === requests.length) {
+      const commit = await this.commit(caller, author, writes, members, { bulk: true });
+      if (commit.committed) {
+        return {
+          committed: true,
+          outcomes: commit.applied.map((applied) => ({ ok: true, ...applied })),
+        };
+      }
+      // Refused by a change stored meanwhile: reported as a dry run reports it, below.
     }
-    if (committed) {
-      await this.cache.changed(guildId);
-      this.announce(
-        guildId,
-        outcomes.flatMap((outcome) => (outcome.ok ? outcome.revisions : [])),
-      );
-    }
-    return { committed, outcomes };
+    const planned = await this.perform(
+      new ChangeState(this.dataSource.manager, caller.context.guild.id, false),
+      caller,
+      author,
+      writes,
+      members,
+      { store: null },
+    );
+    for (const [i, { index }] of passed.entries()) outcomes[index] = planned[i];
+    return { committed: false, outcomes };
   }
 
   /**
-   * The checks that need no transaction, in DESIGN §7's order: the setting and operation, the
-   * permission (from the cache; a write is checked again in its transaction, against the data as
-   * it is when the write is applied), the fields, then references and the bot's permissions.
+   * The checks that need no transaction, in docs/settings-engine.md's order: the setting and
+   * operation, the permission (from the cache; a write is checked again against the rows it is
+   * applied to), the fields, then references and the bot's permissions.
    */
   private checked(
     caller: Caller,
@@ -353,59 +379,132 @@ export class SettingsService {
     return { setting, operation, permission, fields };
   }
 
-  /** A write (never a View) checked as `execute` checks it, with the members it names. */
-  private async checkedWrite(
+  /** A write (never a View) checked as `execute` checks it. */
+  private checkedWrite(
     caller: Caller,
     request: SettingsRequest,
-    reverts: number | null,
-  ): Promise<CheckedWrite> {
+    reverts: number | null = null,
+  ): CheckedWrite {
     const checked = this.checked(caller, request);
-    if (checked.operation === 'View') throw new Error('a write was expected; View reads');
-    return this.withMembers(caller, { ...checked, operation: checked.operation }, reverts);
+    if (checked.operation === 'View') {
+      const message = 'View reads; a change holds only writes';
+      throw new AppException(ErrorCode.BadRequest, message, [{ field: 'operation', message }]);
+    }
+    return writeOf({ ...checked, operation: checked.operation }, reverts);
   }
 
-  /**
-   * The platform members a write names, looked up before the guild's lock is taken: while it is
-   * held, only the database is waited on, so writers queued behind it do not hold connections.
-   */
-  private async withMembers(
-    caller: Caller,
-    write: Omit<CheckedWrite, 'members' | 'reverts'>,
-    reverts: number | null,
-  ): Promise<CheckedWrite> {
-    return {
-      ...write,
-      reverts,
-      members: await this.membersNamedIn(write.setting, caller.context, write.fields),
-    };
-  }
-
-  /** Applies checked writes in one transaction under the guild's settings lock. */
-  private async apply(
+  /** `commit`, a refusal thrown. */
+  private async commitOrThrow(
     caller: Caller,
     author: SettingsAuthor,
     writes: readonly CheckedWrite[],
+    options: { bulk?: boolean } = {},
   ): Promise<AppliedWrite[]> {
+    requireBounded(writes);
+    const members = await this.membersNamedIn(caller, author, writes);
+    const commit = await this.commit(caller, author, writes, members, options);
+    if (!commit.committed) throw commit.refusal;
+    return commit.applied;
+  }
+
+  /**
+   * Stores checked writes as one change: in one transaction under the guild's settings lock (a
+   * writer waits its turn without a connection: GuildSettingsWriters), each planned against the
+   * rows as the transaction sees them and stored at once; the first refusal rolls it all back.
+   */
+  private async commit(
+    caller: Caller,
+    author: SettingsAuthor,
+    writes: readonly CheckedWrite[],
+    members: NamedMembers,
+    { bulk = false }: { bulk?: boolean },
+  ): Promise<
+    { committed: true; applied: AppliedWrite[] } | { committed: false; refusal: AppException }
+  > {
     const guildId = caller.context.guild.id;
-    const applied = await this.dataSource.transaction(async (manager) => {
-      // One settings writer per guild at a time, taken first (so no deadlock), and the permission
-      // data read after it: a concurrent demotion is either committed and seen here, or waits.
-      await lockGuildSettings(manager, guildId);
-      const results: AppliedWrite[] = [];
-      for (const write of writes) {
-        // Read again for each write: an earlier one of the same change may have altered them.
-        const locked = await this.lockedCaller(caller, manager);
-        this.requirePermission(locked, write.permission);
-        results.push(await this.change(manager, locked, author, write));
-      }
-      return results;
-    });
+    const refused = new Error('refused');
+    let refusal: AppException | undefined;
+    let applied: AppliedWrite[];
+    try {
+      applied = await this.writers.write(
+        guildId,
+        async (manager) => {
+          const store = new EffectWriter(manager, guildId);
+          const outcomes = await this.perform(
+            new ChangeState(manager, guildId, true, () => store.flush()),
+            caller,
+            author,
+            writes,
+            members,
+            { store },
+          );
+          const results: AppliedWrite[] = [];
+          for (const outcome of outcomes) {
+            if (!outcome.ok) {
+              refusal = outcome.error;
+              throw refused;
+            }
+            results.push(outcome);
+          }
+          return results;
+        },
+        { bulk },
+      );
+    } catch (error) {
+      if (error === refused && refusal) return { committed: false, refusal };
+      throw error;
+    }
     await this.cache.changed(guildId);
     this.announce(
       guildId,
       applied.flatMap((write) => write.revisions),
     );
-    return applied;
+    return { committed: true, applied };
+  }
+
+  /**
+   * Plans each write in order against `state` (the permission data read again through it, so an
+   * earlier write of the same change is seen) and, with a `store`, writes its effects and then
+   * the revisions. A refused write leaves no effect; with a store, planning stops at it (the
+   * transaction is rolled back).
+   */
+  private async perform(
+    state: ChangeState,
+    caller: Caller,
+    author: SettingsAuthor,
+    writes: readonly CheckedWrite[],
+    members: NamedMembers,
+    { store }: { store: EffectWriter | null },
+  ): Promise<WriteOutcome[]> {
+    const guildId = caller.context.guild.id;
+    for (const [entity, keys] of keysByEntity(writes)) await state.load(entity, keys);
+    const now = this.clock.now();
+    const outcomes: WriteOutcome[] = [];
+    const recorded: SettingsRevisionEntity[] = [];
+    let last = store === null ? 0 : await store.lastRevision();
+    for (const write of writes) {
+      let planned: PlannedWrite;
+      try {
+        const current = await this.callerIn(state, caller);
+        this.requirePermission(current, write.permission);
+        planned = await this.plan(state, current, write, members, now);
+      } catch (error) {
+        outcomes.push(refusalOf(error));
+        if (store) break;
+        continue;
+      }
+      store?.add(write.setting, planned.effects);
+      for (const effect of planned.effects) {
+        state.put(write.setting.entity, effect.key, effect.type === 'delete' ? null : effect.row);
+      }
+      const revisions = planned.changes.map((change) =>
+        revisionOf(guildId, ++last, write, author, now, change),
+      );
+      recorded.push(...revisions);
+      outcomes.push({ ok: true, data: planned.data, revisions: store ? revisions : [] });
+    }
+    if (store && outcomes.every((outcome) => outcome.ok)) await store.finish(recorded);
+    return outcomes;
   }
 
   /** Tells the event streams of a committed change (listeners run synchronously and must not throw). */
@@ -475,25 +574,27 @@ export class SettingsService {
     return guild && own && callerOf(context, guild, own, member, scope);
   }
 
-  /** The caller's permission data as the transaction sees it (after the guild's settings lock). */
-  private async lockedCaller(caller: Caller, manager: EntityManager): Promise<Caller> {
+  /** The caller's permission data as the change sees it (its own earlier writes applied). */
+  private async callerIn(state: ChangeState, caller: Caller): Promise<Caller> {
     const { context, author, isMember } = caller;
-    const guild = await this.permissions.guild(context, manager);
-    const locked = isMember
-      ? await this.permissions.member(context.guild.id, author.userId, author.roles, manager)
+    const guild = await this.permissions.guildIn(context, state);
+    const current = isMember
+      ? await this.permissions.memberIn(author.userId, author.roles, state)
       : author;
     return {
       context,
       guild,
-      author: author.scope ? { ...locked, scope: author.scope } : locked,
+      author: author.scope ? { ...current, scope: author.scope } : current,
       isMember,
     };
   }
 
   private requirePermission(caller: Caller, permission: string): void {
     if (this.permissions.holds(caller.guild, caller.author, permission)) return;
-    const { scope, ...own } = caller.author;
-    if (scope && hasPerm(this.permissions.resolved(caller.guild, own), permission)) {
+    const { scope } = caller.author;
+    // A token limited to a scope that lacks the permission is told so, whatever its user holds
+    // outside the scope: the answer never says which permissions those are.
+    if (scope && !hasPerm(scope, permission)) {
       throw new AppException(
         ErrorCode.Restricted,
         `This API token is limited to the permissions ${scope.join(', ')}; it cannot use ${permission}`,
@@ -533,43 +634,64 @@ export class SettingsService {
     return rows.map((row) => toApi(setting, row, true));
   }
 
-  /** The platform members of the users the fields name (the targets a setting's rule may judge). */
+  /**
+   * The platform members of the users the writes name (the targets a setting's rule may judge),
+   * looked up before the guild's lock is taken: while it is held, only the database is waited
+   * on. Distinct users are counted first: over MAX_NAMED_MEMBERS is refused before any lookup,
+   * and each lookup the platform answers is charged to the caller's `member-lookup` budget.
+   */
   private async membersNamedIn(
-    setting: RegisteredSetting,
-    context: GuildContext,
-    fields: unknown,
-  ): Promise<ReadonlyMap<string, MemberAccess | null>> {
-    const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
+    caller: Caller,
+    author: SettingsAuthor,
+    writes: readonly CheckedWrite[],
+  ): Promise<NamedMembers> {
     const userIds = new Set<string>();
-    for (const column of storedColumns(setting)) {
-      const type = column.column_type;
-      if (type.type === 'Widget' || type.inner.type !== 'String' || type.inner.kind !== 'user') {
-        continue;
+    for (const { setting, fields } of writes) {
+      const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
+      for (const column of storedColumns(setting)) {
+        const type = column.column_type;
+        if (type.type === 'Widget' || type.inner.type !== 'String' || type.inner.kind !== 'user') {
+          continue;
+        }
+        for (const row of rows) for (const id of valuesOf(row[column.id])) userIds.add(id);
       }
-      for (const row of rows) for (const id of valuesOf(row[column.id])) userIds.add(id);
+    }
+    if (userIds.size > MAX_NAMED_MEMBERS) {
+      const message = `This change names ${userIds.size} members; one request may name at most ${MAX_NAMED_MEMBERS} (each is looked up on the platform): split it into smaller changes`;
+      throw new AppException(ErrorCode.BadRequest, message, [{ field: 'fields', message }]);
     }
     const ids = [...userIds];
-    const members = await Promise.all(ids.map((id) => this.guilds.memberOf(context, id)));
+    const charge = (): Promise<void> => this.charge(author.userId);
+    const members = await mapConcurrent(ids, MEMBER_LOOKUPS_AT_ONCE, (id) =>
+      this.guilds.memberOf(caller.context, id, charge),
+    );
     return new Map(ids.map((id, i) => [id, members[i]]));
   }
 
-  private async change(
-    manager: EntityManager,
+  /** Counts one platform lookup against the user's `member-lookup` budget (429 when spent). */
+  private async charge(userId: string): Promise<void> {
+    if (!this.limiter.enabled) return;
+    const state = await this.limiter.count('member-lookup', userId);
+    if (state.blocked) throw this.limiter.refusal(state);
+  }
+
+  /**
+   * What one write does, planned against the rows as the change sees them: the checks that need
+   * the stored rows (existence, version, the setting's own rule), its answer, its effects and the
+   * entries it changes. Nothing is written here.
+   */
+  private async plan(
+    state: ChangeState,
     caller: Caller,
-    author: SettingsAuthor,
     write: CheckedWrite,
-  ): Promise<AppliedWrite> {
-    const { setting, operation, fields, members } = write;
-    const repository = manager.getRepository(setting.entity);
-    const guildId = caller.context.guild.id;
+    members: NamedMembers,
+    now: Date,
+  ): Promise<PlannedWrite> {
+    const { setting, operation, fields } = write;
     const items = operation === 'Reorder' ? (fields as SettingRow[]) : [fields as SettingRow];
-    if (operation === 'Create') generateKeys(setting, items[0]);
     const current: ObjectLiteral[] = [];
     for (const item of items) {
-      const row = await repository.findOne({
-        where: { ...keyOf(setting, item), guild_id: guildId },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const row = await state.row(setting.entity, keyOf(setting, item));
       if (operation === 'Create') {
         if (row) throw alreadyExists(setting, item);
       } else if (!row) {
@@ -590,133 +712,222 @@ export class SettingsService {
         current: before,
         guild: caller.guild,
         author: caller.author,
-        memberOf: (userId) => this.memberOf(caller.context, userId, manager, members),
-        manager,
+        memberOf: (userId) => this.targetOf(state, caller.context, userId, members),
       });
       if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.denial));
     }
-    const now = this.clock.now();
-    let after: ObjectLiteral[] = [];
+    const userId = caller.author.userId;
+    const versioned = hasVersion(setting, state);
+    const guildId = caller.context.guild.id;
+    const changed = (row: ObjectLiteral, values: ObjectLiteral): Effect => {
+      const set = {
+        ...values,
+        ...autoFilled(setting, userId, now, false),
+        ...(versioned && { [VERSION_COLUMN]: (row[VERSION_COLUMN] as number) + 1 }),
+      };
+      return {
+        type: 'update',
+        key: keyOf(setting, toApi(setting, row, false)),
+        row: { ...row, ...set },
+        set,
+      };
+    };
+    let effects: Effect[];
     let data: unknown;
     switch (operation) {
       case 'Create': {
-        const row = repository.create({
+        const row: ObjectLiteral = {
           ...toEntity(setting, items[0]),
           guild_id: guildId,
-          ...autoFilled(setting, caller.author.userId, now, true),
-        });
-        // An insert, never `save`: save would turn a row created meanwhile into an update.
-        await insertNew(repository, row, () => alreadyExists(setting, items[0]));
-        after = [row];
-        data = toApi(setting, after[0], true);
+          ...autoFilled(setting, userId, now, true),
+          ...(versioned && { [VERSION_COLUMN]: 1 }),
+        };
+        effects = [{ type: 'insert', key: keyOf(setting, items[0]), row }];
+        data = toApi(setting, row, true);
         break;
       }
       case 'Update': {
-        // The version is checked above and raised by the save; a client's value never lands.
+        // The version is checked above and raised here; a client's value never lands.
         const values = toEntity(setting, items[0]);
         delete values[VERSION_COLUMN];
-        const row = repository.merge(current[0], {
-          ...values,
-          ...autoFilled(setting, caller.author.userId, now, false),
-        });
-        after = [await repository.save(row)];
-        data = toApi(setting, after[0], true);
+        effects = [changed(current[0], values)];
+        data = toApi(setting, effects[0].type === 'update' ? effects[0].row : {}, true);
         break;
       }
       case 'Delete':
-        await repository.delete({ ...keyOf(setting, items[0]), guild_id: guildId });
+        effects = [{ type: 'delete', key: keyOf(setting, toApi(setting, current[0], false)) }];
         data = keyOf(setting, items[0]);
         break;
       case 'Reorder': {
         const indexBy = setting.schema.index_by as string;
-        after = current.map((row, i) =>
-          repository.merge(row, {
-            [indexBy]: items[i][indexBy],
-            ...autoFilled(setting, caller.author.userId, now, false),
-          }),
+        effects = current.map((row, i) => changed(row, { [indexBy]: items[i][indexBy] }));
+        data = effects.map((effect) =>
+          toApi(setting, effect.type === 'update' ? effect.row : {}, true),
         );
-        after = await repository.save(after);
-        data = after.map((row) => toApi(setting, row, true));
         break;
       }
     }
-    const changes: EntryChange[] =
-      operation === 'Create'
-        ? [{ key: keyOf(setting, items[0]), before: null, after: toApi(setting, after[0], false) }]
-        : current.map((row, i) => ({
-            key: keyOf(setting, toApi(setting, row, false)),
-            before: before[i],
-            after: operation === 'Delete' ? null : toApi(setting, after[i], false),
-          }));
-    const revisions = await this.recordRevisions(manager, guildId, write, author, now, changes);
-    return { data, revisions };
+    const changes: EntryChange[] = effects.map((effect, i) => ({
+      key: effect.key,
+      before: operation === 'Create' ? null : before[i],
+      after: effect.type === 'delete' ? null : toApi(setting, effect.row, false),
+    }));
+    return { data, changes, effects };
   }
 
-  /**
-   * One revision per entry changed, numbered on from the guild's last. The caller holds the guild's
-   * settings lock, so numbers are handed out one writer at a time; the primary key (guild,
-   * revision) refuses a duplicate should anything write without the lock.
-   */
-  private async recordRevisions(
-    manager: EntityManager,
-    guildId: string,
-    write: CheckedWrite,
-    author: SettingsAuthor,
-    now: Date,
-    changes: readonly EntryChange[],
-  ): Promise<SettingsRevisionEntity[]> {
-    // As the engine's other tables: rows of JSON values, which TypeORM's entity types cannot say.
-    const repository = manager.getRepository<ObjectLiteral>(SettingsRevisionEntity);
-    const last = (await repository.maximum('revision', { guild_id: guildId })) ?? 0;
-    const revisions = changes.map((change, i) =>
-      Object.assign(new SettingsRevisionEntity(), {
-        guild_id: guildId,
-        revision: last + 1 + i,
-        setting: write.setting.schema.id,
-        key: change.key,
-        operation: write.operation,
-        before: change.before,
-        after: change.after,
-        diff: diffRows(change.before, change.after),
-        user_id: author.userId,
-        session_id: author.sessionId,
-        session_type: author.sessionType,
-        reverts: write.reverts,
-        created_at: now,
-      }),
-    );
-    await repository.insert(revisions);
-    return revisions;
-  }
-
-  private async memberOf(
+  /** A member a setting's rule judges: their platform roles and their overrides as the change sees them. */
+  private async targetOf(
+    state: ChangeState,
     context: GuildContext,
     userId: string,
-    manager: EntityManager,
-    members: ReadonlyMap<string, MemberAccess | null>,
+    members: NamedMembers,
   ): Promise<PermissionMember> {
     // A user the fields do not name is looked up now (no built-in rule asks for one).
     const member = members.has(userId)
       ? (members.get(userId) ?? null)
       : await this.guilds.memberOf(context, userId);
-    return this.permissions.member(context.guild.id, userId, member?.member.roles ?? [], manager);
+    return this.permissions.memberIn(userId, member?.member.roles ?? [], state);
+  }
+}
+
+/** A checked write; a key the service chooses (a Create's generated id) is chosen here, once. */
+function writeOf(
+  checked: Omit<CheckedWrite, 'reverts'>,
+  reverts: number | null | undefined,
+): CheckedWrite {
+  if (checked.operation === 'Create') generateKeys(checked.setting, checked.fields as SettingRow);
+  return { ...checked, reverts: reverts ?? null };
+}
+
+/** Refuses a change writing more than MAX_CHANGE_ENTRIES entries, before anything is looked up. */
+function requireBounded(writes: readonly CheckedWrite[]): void {
+  const entries = writes.reduce(
+    (n, { fields }) => n + (Array.isArray(fields) ? fields.length : 1),
+    0,
+  );
+  if (entries <= MAX_CHANGE_ENTRIES) return;
+  const message = `This change writes ${entries} entries; one change writes at most ${MAX_CHANGE_ENTRIES}: split it into smaller changes`;
+  throw new AppException(ErrorCode.BadRequest, message, [{ field: 'fields', message }]);
+}
+
+/** The entry keys each entity's writes touch, read before the first write is planned. */
+function keysByEntity(
+  writes: readonly CheckedWrite[],
+): Map<RegisteredSetting['entity'], Record<string, unknown>[]> {
+  const keys = new Map<RegisteredSetting['entity'], Record<string, unknown>[]>();
+  for (const { setting, operation, fields } of writes) {
+    const items = operation === 'Reorder' ? (fields as SettingRow[]) : [fields as SettingRow];
+    const list = keys.get(setting.entity) ?? [];
+    for (const item of items) list.push(keyOf(setting, item));
+    keys.set(setting.entity, list);
+  }
+  return keys;
+}
+
+function hasVersion(setting: RegisteredSetting, state: ChangeState): boolean {
+  return state.versionColumnOf(setting.entity) === VERSION_COLUMN;
+}
+
+/**
+ * The effects of an applied change, held back and written in order when the change ends (or
+ * before it reads the database again): consecutive inserts into one table go in one statement.
+ */
+class EffectWriter {
+  private readonly pending: { setting: RegisteredSetting; effect: Effect }[] = [];
+
+  constructor(
+    private readonly manager: EntityManager,
+    private readonly guildId: string,
+  ) {}
+
+  add(setting: RegisteredSetting, effects: readonly Effect[]): void {
+    for (const effect of effects) this.pending.push({ setting, effect });
+  }
+
+  /** The guild's last revision number. */
+  async lastRevision(): Promise<number> {
+    const repository = this.manager.getRepository<ObjectLiteral>(SettingsRevisionEntity);
+    return (await repository.maximum('revision', { guild_id: this.guildId })) ?? 0;
+  }
+
+  /** Writes what is held back, then the change's revisions. */
+  async finish(revisions: readonly SettingsRevisionEntity[]): Promise<void> {
+    await this.flush();
+    const repository = this.manager.getRepository<ObjectLiteral>(SettingsRevisionEntity);
+    for (let i = 0; i < revisions.length; i += ROWS_PER_INSERT) {
+      await repository.insert(revisions.slice(i, i + ROWS_PER_INSERT));
+    }
+  }
+
+  async flush(): Promise<void> {
+    const pending = this.pending.splice(0);
+    for (let i = 0; i < pending.length;) {
+      const { setting, effect } = pending[i];
+      const repository = this.manager.getRepository<ObjectLiteral>(setting.entity);
+      const where = { ...effect.key, guild_id: this.guildId };
+      if (effect.type === 'insert') {
+        const rows: ObjectLiteral[] = [];
+        for (
+          ;
+          i < pending.length &&
+          pending[i].setting === setting &&
+          pending[i].effect.type === 'insert' &&
+          rows.length < ROWS_PER_INSERT;
+          i++
+        ) {
+          rows.push({ ...(pending[i].effect as { row: ObjectLiteral }).row });
+        }
+        await insertNew(repository, rows, () => alreadyExists(setting, effect.key));
+        continue;
+      }
+      if (effect.type === 'update') await repository.update(where, effect.set);
+      else await repository.delete(where);
+      i++;
+    }
   }
 }
 
 /**
- * Inserts a new row; a unique violation (a writer that does not take the guild's settings lock
- * inserted the same key first) is the same answer as the pre-check's.
+ * Inserts new rows, never `save` (which would turn a row created meanwhile into an update); a
+ * unique violation (a writer that does not take the guild's lock inserted a key first) is the
+ * plan's answer for an existing key.
  */
 async function insertNew(
   repository: Repository<ObjectLiteral>,
-  row: ObjectLiteral,
+  rows: ObjectLiteral[],
   exists: () => AppException,
 ): Promise<void> {
   try {
-    await repository.insert(row);
+    await repository.insert(rows);
   } catch (error) {
     throw isUniqueViolation(error) ? exists() : error;
   }
+}
+
+/** The revision recording one entry's change. */
+function revisionOf(
+  guildId: string,
+  revision: number,
+  write: CheckedWrite,
+  author: SettingsAuthor,
+  now: Date,
+  change: EntryChange,
+): SettingsRevisionEntity {
+  return Object.assign(new SettingsRevisionEntity(), {
+    guild_id: guildId,
+    revision,
+    setting: write.setting.schema.id,
+    key: change.key,
+    operation: write.operation,
+    before: change.before,
+    after: change.after,
+    diff: diffRows(change.before, change.after),
+    user_id: author.userId,
+    session_id: author.sessionId,
+    session_type: author.sessionType,
+    reverts: write.reverts,
+    created_at: now,
+  });
 }
 
 function invalid(details: ErrorDetail[]): AppException {

@@ -48,3 +48,8 @@ export function constraintViolationOf(error: unknown): ConstraintViolation | nul
 export function isUniqueViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23505';
 }
+
+/** A lock not granted within `lock_timeout` (SQLSTATE 55P03, `lock_not_available`). */
+export function isLockTimeout(error: unknown): boolean {
+  return sqlStateOf(error) === '55P03';
+}

@@ -22,6 +22,16 @@ export const RATE_LIMIT_BUCKETS = {
    * per user: what an invented guild id costs its sender (docs/bot-membership.md).
    */
   'guild-check': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_CHECK' },
+  /**
+   * Member lookups asked of the platform for the users a settings change names (a member not
+   * remembered from an earlier lookup), per user: docs/request-costs.md.
+   */
+  'member-lookup': {
+    scope: 'user',
+    limit: 100,
+    windowSeconds: 60,
+    env: 'RATE_LIMIT_MEMBER_LOOKUP',
+  },
   /** `POST /guilds/{guild_id}/settings`, per user. */
   'settings-write': {
     scope: 'user',
