@@ -62,6 +62,7 @@ describe('loadConfig', () => {
       anonymous: { limit: 60, windowSeconds: 60 },
       authenticated: { limit: 300, windowSeconds: 60 },
       oauth2: { limit: 10, windowSeconds: 60 },
+      'member-lookup': { limit: 100, windowSeconds: 60 },
       'invalid-token': { limit: 20, windowSeconds: 60 },
       'guilds-refresh': { limit: 3, windowSeconds: 300 },
       'guild-check': { limit: 30, windowSeconds: 60 },

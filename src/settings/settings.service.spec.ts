@@ -1,6 +1,6 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { DiscoveryService } from '@nestjs/core';
-import { DataSource, EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import { DataSource, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import type { Clock } from 'src/common/time/clock';
 import type { GuildAccessService, GuildContext } from 'src/guilds/guild-access.service';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
@@ -177,12 +177,12 @@ async function setUp({ inMemory = false } = {}): Promise<{
     if (!table) throw new Error('no such table');
     return table;
   };
-  // An EntityManager to the engine (which tells a transaction from a cache by its class).
-  const manager = Object.assign(Object.create(EntityManager.prototype) as EntityManager, {
+  // The part of an EntityManager the engine uses: repositories and the entities' metadata.
+  const manager = {
     query: () => Promise.resolve([]),
     getRepository: repository,
     connection: metadata,
-  });
+  } as unknown as EntityManager;
   const dataSource = {
     getRepository: repository,
     manager,
