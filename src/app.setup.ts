@@ -8,9 +8,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule } from 'src/app.module';
 import { prepareSessionRequests } from 'src/auth/session-request';
+import { ErrorCode } from 'src/common/errors/error-code';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
 import { registerCorsPreflight, withCorsHeaders } from 'src/common/http/cors';
 import { registerJsonBodyParser } from 'src/common/validation/json-body';
+import { registerQueryTextCheck } from 'src/common/validation/query-text';
 import { AccessLogController } from 'src/common/logging/access-log';
 import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
@@ -110,6 +112,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     // Everything done for this request, to its end, logs with its id.
     requestContext.run({ requestId: request.id }, done);
   });
+  // After the hook above: the refusal carries the request id and the CORS headers.
+  registerQueryTextCheck(fastify);
   // While shutting down, answers close their connection, so keep-alive clients cannot hold the
   // process open after its in-flight requests are done.
   let closing = false;
@@ -185,7 +189,11 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
   const document = SwaggerModule.createDocument(app, config.build());
   return withSettingRequestBodies(
     withoutLoneAllOf(
-      withBodyLimit(withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document)))),
+      withQueryTextRefusal(
+        withBodyLimit(
+          withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document))),
+        ),
+      ),
     ),
     app,
   );
@@ -259,6 +267,29 @@ function withBodyLimit(document: OpenAPIObject): OpenAPIObject {
               message: 'Request body is too large (the limit is 100 KiB)',
               code: 'BadRequest',
             },
+          },
+        },
+      };
+    }
+  }
+  return document;
+}
+
+/**
+ * Every operation may answer 400 for a query string holding text the database refuses (NUL, a lone
+ * surrogate): refused for every route in one place (`registerQueryTextCheck`), whether or not the
+ * route reads its query.
+ */
+function withQueryTextRefusal(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem)) {
+      const responses = (operation.responses ?? {}) as Record<string, object>;
+      responses[String(HttpStatus.BAD_REQUEST)] ??= {
+        description: 'Error: BadRequest',
+        content: {
+          'application/json': {
+            schema: { $ref: getSchemaPath(ErrorResponseDto) },
+            examples: { BadRequest: { value: { message: '…', code: ErrorCode.BadRequest } } },
           },
         },
       };

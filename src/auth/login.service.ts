@@ -46,7 +46,12 @@ export class LoginService {
         'This authorization code was already used; start the login again',
       );
     }
-    const grant = await this.exchange(code, redirectUri, codeVerifier);
+    const grant = await this.exchange(code, redirectUri, codeVerifier).catch(async (error) => {
+      // No grant was issued, so the code is not spent: its rightful holder may still exchange it
+      // (the platform keeps refusing codes that are used or invalid).
+      await this.codes.release(code);
+      throw error;
+    });
     if (!REQUIRED_SCOPES.every((scope) => grant.scope.split(' ').includes(scope))) {
       await this.discard(grant);
       throw new AppException(
@@ -84,10 +89,7 @@ export class LoginService {
       return await this.platform.exchangeCode(code, redirectUri, codeVerifier);
     } catch (error) {
       if (error instanceof OAuth2GrantError) {
-        throw new AppException(
-          ErrorCode.BadRequest,
-          'The authorization code is invalid or expired; start the login again',
-        );
+        throw new AppException(ErrorCode.BadRequest, grantRefusalMessage(error, codeVerifier));
       }
       throw error;
     }
@@ -97,4 +99,19 @@ export class LoginService {
   private async discard(grant: OAuth2Grant): Promise<void> {
     await this.platform.revokeToken(grant.refresh_token, 'refresh_token').catch(() => undefined);
   }
+}
+
+/**
+ * The platform's refusal of a code exchange in words for the API's user. Only a verifier sent for
+ * a code issued without a challenge is told apart (the platform names `code_challenge`); anything
+ * else means the login must start again.
+ */
+export function grantRefusalMessage(
+  error: OAuth2GrantError,
+  codeVerifier: string | undefined,
+): string {
+  if (codeVerifier !== undefined && /code_challenge/.test(error.description ?? '')) {
+    return 'code_verifier was sent, but this code was issued without a code_challenge: exchange it without code_verifier';
+  }
+  return 'The authorization code is invalid or expired; start the login again';
 }

@@ -4,7 +4,9 @@ import {
   Get,
   HttpCode,
   HttpStatus,
+  Injectable,
   Param,
+  type PipeTransform,
   Post,
   Query,
 } from '@nestjs/common';
@@ -14,6 +16,7 @@ import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.dec
 import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
+import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
@@ -26,10 +29,32 @@ import {
 import { SettingsRollbackService } from 'src/settings/settings-rollback.service';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseIntegerPipe } from 'src/common/validation/integer-text';
+import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsRevisionsService } from 'src/settings/settings-revisions.service';
 import { authorOf } from 'src/settings/settings.service';
 
 const REVISION_PIPE = new ParseIntegerPipe('revision', 1, MAX_REVISION);
+
+/**
+ * The `setting` filter names a declared setting: an unknown id is a mistake to report, not an
+ * empty page (and no text the database could refuse reaches it).
+ */
+@Injectable()
+export class DeclaredSettingFilterPipe implements PipeTransform<ListRevisionsQueryDto> {
+  constructor(private readonly registry: SettingsRegistry) {}
+
+  transform(query: ListRevisionsQueryDto): ListRevisionsQueryDto {
+    if (query.setting === undefined || this.registry.get(query.setting) !== undefined) return query;
+    const known = this.registry
+      .all()
+      .map((setting) => setting.schema.id)
+      .sort();
+    const message = `setting ${JSON.stringify(query.setting)} is not a declared setting; use one of ${known.join(', ')}`;
+    throw new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
+      { field: 'setting', message },
+    ]);
+  }
+}
 
 /** What both rollback routes share: a write on one revision, answering the new revisions. */
 function Rollback(summary: string): MethodDecorator {
@@ -71,7 +96,7 @@ export class SettingsRevisionsController {
   list(
     @CurrentSession() session: AuthenticatedSession,
     @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
-    @Query() query: ListRevisionsQueryDto,
+    @Query(DeclaredSettingFilterPipe) query: ListRevisionsQueryDto,
   ): Promise<RevisionPageDto> {
     return this.revisions.list(guildId, authorOf(session), query);
   }

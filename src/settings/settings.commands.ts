@@ -99,12 +99,7 @@ export class ImportSettingsCommand extends CommandRunner {
 
   async run([guild, file]: string[], options: ImportOptions): Promise<void> {
     const guildId = requireSnowflake(guild, 'guild_id');
-    let document: unknown;
-    try {
-      document = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (error) {
-      throw new CliError(`${file} is not a readable JSON document: ${(error as Error).message}`);
-    }
+    const document = readJsonFile(file);
     // The API's own rules (POST …/settings/import), so the CLI accepts what the API accepts.
     const request = plainToInstance(ImportSettingsDto, {
       document,
@@ -155,6 +150,37 @@ export class ImportSettingsCommand extends CommandRunner {
   })
   parseMapUser(value: string, previous?: Record<string, string>): Record<string, string> {
     return withMapping(value, previous, '--map-user');
+  }
+}
+
+/**
+ * Keys that name an object's class machinery rather than data: the API's JSON parser refuses
+ * them, and class-transformer, which reads `constructor` as the class, fails on them.
+ */
+const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor']);
+
+class PrototypeKeyError extends Error {}
+
+/** The file's JSON, or a CliError saying in one line why there is none. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`${file} cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text, (key: string, value: unknown) => {
+      if (PROTOTYPE_KEYS.has(key)) throw new PrototypeKeyError(key);
+      return value;
+    });
+  } catch (error) {
+    if (error instanceof PrototypeKeyError) {
+      throw new CliError(
+        `${file} uses the key "${error.message}", which no export document holds (it names an object's prototype)`,
+      );
+    }
+    throw new CliError(`${file} is not JSON: ${(error as Error).message}`);
   }
 }
 

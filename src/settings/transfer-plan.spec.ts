@@ -34,6 +34,18 @@ describe('settings transfer', () => {
     });
   });
 
+  it.each<[string, object, string]>([
+    ['constructor', {}, 'constructor'],
+    ['__proto__', {}, '__proto__'],
+    ['toString', { roles: {} }, 'toString'],
+    ['hasOwnProperty', { roles: { '104': '204' } }, 'hasOwnProperty'],
+    // Named by the mapping itself (as JSON.parse makes it, an own key): mapped.
+    ['__proto__', JSON.parse('{"roles": {"__proto__": "204"}}') as object, '204'],
+  ])('maps the id %j with %j to %j: only the mapping’s own entries count', (id, mapping, to) => {
+    const row = { role_id: id, perms: ['a.b'], index: 2 };
+    expect(mapIds(SCHEMA, row, mapping)).toEqual({ ...row, role_id: to });
+  });
+
   it('plans creates, updates at the current version, deletes and unchanged entries by key', () => {
     const current = [stored('1', ['a.b'], 1, 4), stored('2', ['c.d'], 2), stored('3', [], 3)];
     const wanted = [

@@ -46,7 +46,7 @@ export function columnsNotIn(schema: SettingSchema, row: SettingRow): string[] {
 export function exportedRow(schema: SettingSchema, row: SettingRow): SettingRow {
   return Object.fromEntries(
     transferredColumns(schema)
-      .filter((column) => column.id in row)
+      .filter((column) => Object.hasOwn(row, column.id))
       .map((column) => [column.id, row[column.id]]),
   );
 }
@@ -63,10 +63,12 @@ export function mapIds(schema: SettingSchema, row: SettingRow, mapping: IdMappin
   const mapped: SettingRow = { ...row };
   for (const column of schema.columns) {
     const kind = kindOf(column);
-    if (!kind || !(column.id in row)) continue;
+    if (!kind || !Object.hasOwn(row, column.id)) continue;
     const table = mapping[MAPPED_KINDS[kind]] ?? {};
     const value = row[column.id];
-    const map = (id: unknown): unknown => (typeof id === 'string' ? (table[id] ?? id) : id);
+    // Own entries only: an id such as "constructor" or "__proto__" must not find Object.prototype.
+    const map = (id: unknown): unknown =>
+      typeof id === 'string' && Object.hasOwn(table, id) ? table[id] : id;
     mapped[column.id] = Array.isArray(value) ? value.map(map) : map(value);
   }
   return mapped;

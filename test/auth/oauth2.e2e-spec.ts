@@ -104,6 +104,22 @@ describe('POST /oauth2', () => {
     expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before);
   });
 
+  it("releases a code the platform refused: a second attempt is the platform's to refuse again", async () => {
+    const before = emulatorOf(t()).countRequests('POST /oauth2/token');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const res = await t()
+        .http()
+        .post('/oauth2')
+        .send({ code: 'refused-code', redirect_uri: DEMO_REDIRECT })
+        .expect(400);
+      expect(res.body).toEqual({
+        message: 'The authorization code is invalid or expired; start the login again',
+        code: 'BadRequest',
+      });
+    }
+    expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before + 2);
+  });
+
   it("maps the platform's invalid_grant to 400 BadRequest", async () => {
     const res = await t()
       .http()
@@ -158,6 +174,58 @@ describe('POST /oauth2', () => {
         });
       },
     );
+
+    it('keeps a code whose exchange was refused for its verifier: the rightful exchange works once', async () => {
+      const pending = pkceCode(s256);
+      const exchange = (extra: object): Test =>
+        login({ code: pending, redirect_uri: DEMO_REDIRECT, ...extra });
+      const invalid = {
+        message: 'The authorization code is invalid or expired; start the login again',
+        code: 'BadRequest',
+      };
+      for (const attempt of [{}, { code_verifier: verifier.replace('d', 'e') }, {}]) {
+        const refused = await exchange(attempt);
+        expect({ status: refused.status, body: refused.body }).toEqual({
+          status: 400,
+          body: invalid,
+        });
+      }
+      const right = await exchange({ code_verifier: verifier });
+      expect(right.status).toBe(200);
+      expect(right.body.user_id).toBe(DEMO_IDS.demoUser);
+      // Spent: a replay, with or without the verifier, is refused here without a platform call.
+      const before = emulatorOf(t()).countRequests('POST /oauth2/token');
+      for (const attempt of [{ code_verifier: verifier }, {}]) {
+        const replay = await exchange(attempt);
+        expect({ status: replay.status, body: replay.body }).toEqual({
+          status: 400,
+          body: {
+            message: 'This authorization code was already used; start the login again',
+            code: 'BadRequest',
+          },
+        });
+      }
+      expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before);
+    });
+
+    it('says so when a verifier is sent for a code issued without a challenge, and keeps the code', async () => {
+      const plainCode = code();
+      const refused = await login({
+        code: plainCode,
+        redirect_uri: DEMO_REDIRECT,
+        code_verifier: verifier,
+      });
+      expect({ status: refused.status, body: refused.body }).toEqual({
+        status: 400,
+        body: {
+          message:
+            'code_verifier was sent, but this code was issued without a code_challenge: exchange it without code_verifier',
+          code: 'BadRequest',
+        },
+      });
+      const right = await login({ code: plainCode, redirect_uri: DEMO_REDIRECT });
+      expect(right.status).toBe(200);
+    });
 
     it.each([
       ['too short', 'a'.repeat(42)],

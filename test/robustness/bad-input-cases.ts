@@ -45,6 +45,8 @@ export interface BadInput {
   request: RawRequest;
   /** The codes this input may be refused with (always among the route's documented ones). */
   codes: string[];
+  /** The route may also accept it (a parameter it ignores): only a 5xx is wrong. */
+  mayPass?: true;
 }
 
 const HUGE = 'x'.repeat(20_000);
@@ -309,6 +311,65 @@ function bodyCases(endpoint: Endpoint): BadInput[] {
     add(`as ${contentType}`, { contentType });
   }
   add('without a Content-Type', { contentType: null });
+  return cases;
+}
+
+/** A query parameter no route declares: routes without a query DTO ignore it. */
+export const UNDECLARED_QUERY = 'junk';
+
+/**
+ * Junk for any query parameter, as sent. `refused`: text the database refuses, which every route
+ * answers 400 whether or not it reads the parameter. The rest may be ignored, never a 5xx.
+ */
+const QUERY_JUNK: { label: string; value: string; refused?: true }[] = [
+  { label: 'a NUL', value: '%00', refused: true },
+  { label: 'text holding a NUL', value: 'guildroles%00', refused: true },
+  { label: 'a NUL in a JSON escape', value: encodeURIComponent('{"role_id":"\\u0000"}') },
+  { label: 'a lone surrogate in a JSON escape', value: encodeURIComponent('{"a":"\\ud800"}') },
+  { label: 'a lone surrogate, percent-encoded', value: '%ED%A0%80' },
+  { label: 'a broken percent-escape', value: '%zz' },
+  { label: 'over-long text', value: 'x'.repeat(4_000) },
+  { label: 'a huge number', value: '1e400' },
+  { label: 'a negative number', value: '-1' },
+  { label: 'a boolean', value: 'true' },
+  { label: 'an empty value', value: '' },
+  { label: 'a JSON array', value: encodeURIComponent('[1]') },
+];
+
+/**
+ * Junk in each of the route's query parameters (those its OpenAPI operation declares, and one it
+ * does not), one parameter at a time, the others valid: as text, repeated (an array) and in
+ * bracket form. Routes that write get only the junk refused before anything runs, so no case can
+ * change data.
+ */
+export function queryJunk(endpoint: Endpoint, declared: readonly string[]): BadInput[] {
+  const valid = validQuery(endpoint);
+  const writes = endpoint.method !== 'GET';
+  const cases: BadInput[] = [];
+  for (const name of [...declared, UNDECLARED_QUERY]) {
+    const rest = without(valid, name);
+    const shapes: { label: string; query: Record<string, string | string[]>; refused?: true }[] =
+      QUERY_JUNK.filter((junk) => junk.refused || !writes).map((junk) => ({
+        ...junk,
+        query: { ...rest, [name]: junk.value },
+      }));
+    if (!writes) {
+      shapes.push(
+        { label: 'repeated', query: { ...rest, [name]: ['1', '2'] } },
+        { label: 'in bracket form', query: { ...rest, [`${name}[]`]: '1' } },
+        { label: 'as an object', query: { ...rest, [`${name}[a]`]: '1' } },
+      );
+    }
+    for (const { label, query, refused } of shapes) {
+      cases.push({
+        label: `query ${name}: ${label}`,
+        request: buildRequest(endpoint, { query: queryString(query) }),
+        ...(refused
+          ? { codes: ['BadRequest'] }
+          : { codes: ['BadRequest', 'NotFound', 'Restricted'], mayPass: true as const }),
+      });
+    }
+  }
   return cases;
 }
 

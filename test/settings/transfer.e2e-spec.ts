@@ -350,6 +350,30 @@ describe('settings export and import', () => {
     expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
   });
 
+  it.each([
+    ['a row key "constructor"', '{"guildroles":[{"constructor":"x"}]}'],
+    ['a setting named "constructor"', '{"constructor":[]}'],
+    [
+      'a role id "constructor" mapped',
+      '{"guildroles":[{"role_id":"constructor","perms":[],"index":1}]}',
+    ],
+  ])('answers %s with 400, as the CLI refuses it', async (_case, settings) => {
+    const body = JSON.stringify({ document: { ...document, settings: {} } }).replace(
+      '"settings":{}',
+      `"settings":${settings}`,
+    );
+    const res = await t()
+      .http()
+      .post(`/guilds/${GUILD}/settings/import`)
+      .set('Authorization', `Bearer ${owner.token}`)
+      .set('Content-Type', 'application/json')
+      .send(body);
+    expect({ status: res.status, code: res.body.code }).toEqual({
+      status: 400,
+      code: 'BadRequest',
+    });
+  });
+
   it('reports a setting it cannot import, and applies nothing', async () => {
     const res = await importInto(t(), owner.token, {
       document: { ...document, settings: { nope: [], settings_history: [] } },

@@ -1840,6 +1840,15 @@ export interface operations {
                     "application/json": components["schemas"]["ClientConfigDto"];
                 };
             };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description Error: RateLimited */
             429: {
                 headers: {
@@ -2191,6 +2200,15 @@ export interface operations {
                     "application/json": components["schemas"]["FeedStatusDto"];
                 };
             };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description Error: NoAuthToken or InvalidToken */
             401: {
                 headers: {
@@ -2390,6 +2408,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BotStatsDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
             /** @description Error: RateLimited */
@@ -2663,6 +2690,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
             };
             /** @description Error: RateLimited */
             429: {
@@ -3338,6 +3374,15 @@ export interface operations {
                     "application/json": components["schemas"]["LivenessDto"];
                 };
             };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description Error: InternalError */
             500: {
                 headers: {
@@ -3365,6 +3410,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReadinessDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
             /** @description Error: InternalError */
@@ -3403,6 +3457,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CurrentSessionDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
             /** @description Error: NoAuthToken or InvalidToken */
@@ -3459,6 +3522,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionListDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
             /** @description Error: NoAuthToken or InvalidToken */

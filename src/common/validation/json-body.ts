@@ -75,6 +75,14 @@ export function unstorableText(
   return null;
 }
 
+/** The 400 BadRequest for text the database refuses, naming the field and the character. */
+export function unstorableTextException(found: { field: string; problem: string }): AppException {
+  const message = `${found.field} ${found.problem}`;
+  return new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
+    { field: found.field, message },
+  ]);
+}
+
 /**
  * Replaces Fastify's `application/json` parser with one that refuses bodies nested too deeply
  * before parsing and text the database refuses after it (400 BadRequest naming the field), and
@@ -108,13 +116,7 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
           done(error, value);
           return;
         }
-        const message = `${found.field} ${found.problem}`;
-        done(
-          new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
-            { field: found.field, message },
-          ]),
-          undefined,
-        );
+        done(unstorableTextException(found), undefined);
       });
     },
   );

@@ -18,8 +18,8 @@ describe('EmulatorState authorization codes', () => {
       s.issueCode(DEMO_IDS.demoUser, ['identify', 'guilds'], REDIRECT),
     );
     expect(s.pendingCodes).toBe(MAX_PENDING_CODES);
-    expect(s.redeemCode(codes[0], REDIRECT)).toBeUndefined();
-    expect(s.redeemCode(codes[4], REDIRECT)).toBeUndefined();
+    expect(s.redeemCode(codes[0], REDIRECT)).toEqual({ refused: 'Invalid "code" in request.' });
+    expect(s.redeemCode(codes[4], REDIRECT)).toEqual({ refused: 'Invalid "code" in request.' });
     expect(s.redeemCode(codes[5], REDIRECT)).toMatchObject({ userId: DEMO_IDS.demoUser });
     expect(s.redeemCode(codes.at(-1) ?? '', REDIRECT)).toMatchObject({ userId: DEMO_IDS.demoUser });
   });

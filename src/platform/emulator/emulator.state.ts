@@ -193,19 +193,25 @@ export class EmulatorState {
     }
   }
 
-  /** Redeems a code once; undefined when it is unknown, used, expired or for another redirect. */
-  redeemCode(code: string, redirectUri: string, verifier?: string): Grant | undefined {
+  /**
+   * Redeems a code once; a refusal with the token endpoint's `error_description` when it is
+   * unknown, used, expired or for another redirect, or the verifier is wrong. A refused verifier
+   * leaves the code redeemable, so whoever sees a code without its verifier cannot spend it.
+   */
+  redeemCode(code: string, redirectUri: string, verifier?: string): Grant | CodeRefusal {
     const pending = this.codes.get(code);
-    this.codes.delete(code);
     if (!pending || pending.expiresAt < this.now() || pending.redirectUri !== redirectUri) {
-      return undefined;
+      this.codes.delete(code);
+      return { refused: CODE_REFUSALS.invalidCode };
     }
     // A verifier for a code issued without a challenge is refused too (OAuth 2.1: no downgrade).
-    if (
-      pending.challenge ? !answersChallenge(pending.challenge, verifier) : verifier !== undefined
-    ) {
-      return undefined;
+    if (!pending.challenge && verifier !== undefined) {
+      return { refused: CODE_REFUSALS.verifierWithoutChallenge };
     }
+    if (pending.challenge && !answersChallenge(pending.challenge, verifier)) {
+      return { refused: CODE_REFUSALS.invalidCode };
+    }
+    this.codes.delete(code);
     return this.createGrant(pending.userId, pending.scopes);
   }
 
@@ -422,6 +428,17 @@ function channelObject(guildId: string, channel: SeedChannel): Record<string, un
 export function compareSnowflakes(a: string, b: string): number {
   const diff = BigInt(a) - BigInt(b);
   return diff === 0n ? 0 : diff < 0n ? -1 : 1;
+}
+
+/** Why the token endpoint refuses a code, as its `error_description`. */
+export const CODE_REFUSALS = {
+  invalidCode: 'Invalid "code" in request.',
+  verifierWithoutChallenge:
+    'A "code_verifier" was sent for a code issued without a "code_challenge".',
+} as const;
+
+export interface CodeRefusal {
+  refused: (typeof CODE_REFUSALS)[keyof typeof CODE_REFUSALS];
 }
 
 /** Whether `verifier` is the one the challenge was made from (RFC 7636 §4.6). */

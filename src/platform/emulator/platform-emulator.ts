@@ -226,13 +226,9 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
           ? state.refresh(form.refresh_token ?? '')
           : null;
     if (grant === null) return reply.code(400).send({ error: 'unsupported_grant_type' });
-    if (!grant) {
-      return reply.code(400).send({
-        error: 'invalid_grant',
-        ...(form.grant_type === 'authorization_code'
-          ? { error_description: 'Invalid "code" in request.' }
-          : {}),
-      });
+    if (!grant) return reply.code(400).send({ error: 'invalid_grant' });
+    if ('refused' in grant) {
+      return reply.code(400).send({ error: 'invalid_grant', error_description: grant.refused });
     }
     return {
       access_token: grant.accessToken,

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy } from 'class-validator';
 import { IsIntegerText } from 'src/common/validation/integer-text';
+import { unstorableText } from 'src/common/validation/json-body';
 import { isStorableTimestamp } from 'src/settings/schema/timestamp';
 import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import {
@@ -16,14 +17,25 @@ export const DEFAULT_REVISIONS_PAGE = 50;
 /** Revision numbers are stored as PostgreSQL integers. */
 export const MAX_REVISION = 2 ** 31 - 1;
 
-/** A JSON object as query text: `{"role_id":"1100000000000000104"}`. */
+/**
+ * A JSON object as query text: `{"role_id":"1100000000000000104"}`. Its escapes are held to the
+ * rule bodies are held to: `\u0000` or a lone surrogate would reach jsonb, which refuses them.
+ */
 function IsJsonObjectText(): PropertyDecorator {
+  const unstorable = (value: unknown): { field: string; problem: string } | null => {
+    const parsed = parseJsonObject(value);
+    return parsed === null ? null : unstorableText(parsed);
+  };
   return ValidateBy({
     name: 'isJsonObjectText',
     validator: {
-      validate: (value: unknown) => parseJsonObject(value) !== null,
-      defaultMessage: () =>
-        '$property must be a JSON object of the entry\'s primary key, e.g. {"role_id":"1100000000000000104"}',
+      validate: (value: unknown) => parseJsonObject(value) !== null && unstorable(value) === null,
+      defaultMessage: (args) => {
+        const found = unstorable(args?.value);
+        return found === null
+          ? '$property must be a JSON object of the entry\'s primary key, e.g. {"role_id":"1100000000000000104"}'
+          : `$property.${found.field} ${found.problem}`;
+      },
     },
   });
 }
