@@ -63,9 +63,12 @@ export class SessionsController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The user's live sessions and API tokens, newest first" })
+  @ApiOperation({
+    summary:
+      "The user's live sessions and API tokens, newest first (a scoped API token sees only itself)",
+  })
   async list(@CurrentSession() session: AuthenticatedSession): Promise<SessionListDto> {
-    const sessions = await this.sessions.listLive(session.userId);
+    const sessions = await this.sessions.listVisibleTo(session);
     return {
       sessions: sessions.map((s) => ({
         id: s.id,

@@ -211,6 +211,18 @@ export class SessionsService {
     });
   }
 
+  /**
+   * `GET /sessions`: the live sessions the caller may see, newest first. A scoped API token sees
+   * only itself: its scope would mean little if it could read its user's other tokens (their ids,
+   * names and scopes) and so learn what to ask for.
+   */
+  listVisibleTo(caller: AuthenticatedSession): Promise<SessionEntity[]> {
+    if (caller.scope === null) return this.listLive(caller.userId);
+    return this.sessions.find({
+      where: { id: caller.id, userId: caller.userId, expiresAt: MoreThan(this.clock.now()) },
+    });
+  }
+
   countLive(userId: string, type: SessionType, manager?: EntityManager): Promise<number> {
     const repository = manager ? manager.getRepository(SessionEntity) : this.sessions;
     return repository.count({ where: { userId, type, expiresAt: MoreThan(this.clock.now()) } });

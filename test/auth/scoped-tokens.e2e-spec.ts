@@ -176,6 +176,37 @@ describe('scoped API tokens', () => {
     expect((await member(['guildmembers.create'])).status).toBe(200);
   });
 
+  it('lists only itself to a scoped token on GET /sessions; its user sees every session', async () => {
+    const scope = { guilds: [COMMUNITY] };
+    const created = await createToken(owner, scope);
+    expect(created.status).toBe(201);
+    const unscoped = await tokenOf(owner);
+    const listed = async (token: string): Promise<Record<string, unknown>[]> =>
+      (await t().http().get('/sessions').set('Authorization', token).expect(200)).body
+        .sessions as Record<string, unknown>[];
+    // When it was last used (this very request, perhaps) is beside the point here.
+    const own = (await listed(created.body.token)).map((session) => ({
+      ...session,
+      last_used_at: undefined,
+    }));
+    expect(own).toEqual([
+      {
+        id: created.body.session_id,
+        name: 'integration',
+        user_id: DEMO_IDS.alice,
+        type: 'api',
+        created_at: expect.any(String),
+        expiry: created.body.expiry,
+        current: true,
+        scope: { ...scope, permissions: null },
+      },
+    ]);
+    for (const token of [owner.token, unscoped]) {
+      const ids = (await listed(token)).map((session) => session.id);
+      expect(ids).toEqual(expect.arrayContaining([owner.sessionId, created.body.session_id]));
+    }
+  });
+
   it("keeps a scoped token off the internal routes and off its user's other sessions", async () => {
     const token = await tokenOf(owner, { guilds: [COMMUNITY] });
     const shard = await t()

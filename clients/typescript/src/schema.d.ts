@@ -410,7 +410,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user's live sessions and API tokens, newest first */
+        /** The user's live sessions and API tokens, newest first (a scoped API token sees only itself) */
         get: operations["SessionsController_list"];
         put?: never;
         /** Create an API token (login sessions only; the token is shown once) */
@@ -3515,7 +3515,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The user's live sessions and API tokens, newest first */
+            /** @description The user's live sessions and API tokens, newest first (a scoped API token sees only itself) */
             200: {
                 headers: {
                     [name: string]: unknown;
