@@ -351,35 +351,33 @@ describe('settings export and import', () => {
   });
 
   it.each([
-    ['a row key "constructor"', '{"guildroles":[{"constructor":"x"}]}'],
-    ['a setting named "constructor"', '{"constructor":[]}'],
     [
-      'a role id "constructor" mapped',
-      '{"guildroles":[{"role_id":"constructor","perms":[],"index":1}]}',
+      'a row key "constructor"',
+      '{"guildroles":[{"constructor":"x"}]}',
+      '',
+      'document.settings.guildroles.0.constructor',
     ],
-  ])('answers %s without taking it for anything of Object.prototype', async (_case, settings) => {
-    const body = JSON.stringify({ document: { ...document, settings: {} } }).replace(
-      '"settings":{}',
-      `"settings":${settings}`,
-    );
+    ['a setting named "constructor"', '{"constructor":[]}', '', 'document.settings.constructor'],
+    [
+      'a mapping key "constructor", spelt with an escape',
+      '{}',
+      ',"mapping":{"roles":{"\\u0063onstructor":"1100000000000000103"}}',
+      'mapping.roles.constructor',
+    ],
+  ])('refuses %s with 400 naming it', async (_case, settings, extra, field) => {
+    const body = JSON.stringify({ document: { ...document, settings: {} } })
+      .replace('"settings":{}', `"settings":${settings}`)
+      .replace(/}$/, `${extra}}`);
     const res = await t()
       .http()
       .post(`/guilds/${GUILD}/settings/import`)
       .set('Authorization', `Bearer ${owner.token}`)
       .set('Content-Type', 'application/json')
       .send(body);
-    // Never a member of Object.prototype taken for an id, a setting or a column: nothing of it is
-    // created, and a row naming it is refused with the reason.
-    expect(res.status).toBe(200);
-    const report = res.body as {
-      applied: boolean;
-      settings: Record<string, { created: unknown[]; refused: unknown[] }>;
-    };
-    expect(report.applied).toBe(false);
-    for (const entry of Object.values(report.settings)) expect(entry.created).toEqual([]);
-    if (!settings.startsWith('{"constructor"')) {
-      expect(report.settings.guildroles.refused).toHaveLength(1);
-    }
+    // Refused by the body parser, as the CLI refuses such a file: nothing is taken for a member
+    // of Object.prototype, and nothing is silently dropped.
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'BadRequest', details: [{ field }] });
   });
 
   it('reports a setting it cannot import, and applies nothing', async () => {

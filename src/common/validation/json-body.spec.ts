@@ -1,4 +1,4 @@
-import { jsonBodyProblem, unstorableText } from 'src/common/validation/json-body';
+import { jsonBodyProblem, reservedKey, unstorableText } from 'src/common/validation/json-body';
 
 const TOO_DEEP = 'The JSON body is nested too deeply: at most 3 levels of arrays and objects';
 
@@ -46,4 +46,21 @@ describe('unstorableText', () => {
   ])('%s', (_name, value, expected) => {
     expect(unstorableText(value)).toEqual(expected);
   });
+});
+
+describe('reservedKey', () => {
+  it.each([
+    [{ constructor: 1 }, 'constructor'],
+    [{ a: { b: [{ prototype: {} }] } }, 'a.b.0.prototype'],
+    [{ a: [{ ok: 1 }, { constructor: { prototype: {} } }] }, 'a.1.constructor'],
+  ])('finds the reserved key of %j at %s', (value, field) => {
+    expect(reservedKey(value)?.field).toBe(field);
+  });
+
+  it.each([[{}], [{ a: 'constructor' }], [['constructor', 'prototype']], ['constructor'], [null]])(
+    'finds none in %j (values may say anything)',
+    (value) => {
+      expect(reservedKey(value)).toBeNull();
+    },
+  );
 });

@@ -75,6 +75,33 @@ export function unstorableText(
   return null;
 }
 
+/**
+ * Keys no body of this API has and that name members of every object: a class-transformer or a
+ * lookup by key would take them for `Object.prototype`'s (`__proto__` is refused by the parser).
+ */
+const RESERVED_KEYS = new Set(['constructor', 'prototype']);
+/** A body whose text may hold such a key (quoted, or spelt with escapes): only then is it walked. */
+const RESERVED_KEY_TEXT = /"(?:constructor|prototype)"|\\u/;
+
+/** The first object key of a parsed body that is reserved: its path and what is wrong; or null. */
+export function reservedKey(
+  value: unknown,
+  path: readonly string[] = [],
+): { field: string; problem: string } | null {
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    if (RESERVED_KEYS.has(key) && !Array.isArray(value)) {
+      return {
+        field: [...path, key].join('.'),
+        problem: `is not allowed: "${key}" is never a field, setting, column or id of this API`,
+      };
+    }
+    const found = reservedKey(item, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /** The 400 BadRequest for text the database refuses, naming the field and the character. */
 export function unstorableTextException(found: { field: string; problem: string }): AppException {
   const message = `${found.field} ${found.problem}`;
@@ -85,7 +112,8 @@ export function unstorableTextException(found: { field: string; problem: string 
 
 /**
  * Replaces Fastify's `application/json` parser with one that refuses bodies nested too deeply
- * before parsing and text the database refuses after it (400 BadRequest naming the field), and
+ * before parsing, and text the database refuses or a reserved key (`constructor`, `prototype`)
+ * after it (400 BadRequest naming the field), and
  * otherwise parses exactly as Fastify does (secure-json-parse with the instance's
  * prototype-poisoning settings, the same errors for empty or malformed bodies).
  */
@@ -105,13 +133,17 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
         done(new AppException(ErrorCode.BadRequest, problem), undefined);
         return;
       }
-      // The walk only runs for the rare body whose text holds such an escape at all.
-      if (!UNSTORABLE_ESCAPE.test(body)) {
+      // The walks only run for the rare body whose text holds such an escape or key at all.
+      const unstorable = UNSTORABLE_ESCAPE.test(body);
+      const reserved = RESERVED_KEY_TEXT.test(body);
+      if (!unstorable && !reserved) {
         void parse(request, body, done);
         return;
       }
       void parse(request, body, (error, value) => {
-        const found = error ? null : unstorableText(value);
+        const found = error
+          ? null
+          : ((unstorable ? unstorableText(value) : null) ?? (reserved ? reservedKey(value) : null));
         if (found === null) {
           done(error, value);
           return;
