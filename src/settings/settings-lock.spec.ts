@@ -1,5 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { ErrorCode } from 'src/common/errors/error-code';
+import type { RedisConnection } from 'src/common/redis/redis.module';
+import type { AppConfig } from 'src/config/app-config';
 import {
   GuildSettingsWriters,
   MAX_QUEUED_WRITES,
@@ -45,7 +47,13 @@ describe('GuildSettingsWriters', () => {
         }
       },
     } as unknown as DataSource;
-    return { writers: new GuildSettingsWriters(dataSource), open: () => open, most: () => most };
+    const redis = { client: null } as unknown as RedisConnection;
+    const config = { redisKeyPrefix: 'test:' } as AppConfig;
+    return {
+      writers: new GuildSettingsWriters(dataSource, redis, config),
+      open: () => open,
+      most: () => most,
+    };
   }
 
   /** A piece of work that ends when `release` is called. */

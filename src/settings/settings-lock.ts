@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { isLockTimeout } from 'src/common/errors/database-errors';
+import { tryRedisLock, type ReleaseLock } from 'src/common/redis/redis-lock';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import { AppConfig } from 'src/config/app-config';
 
 /**
  * How long a settings write waits for the guild's earlier writers, here and on other instances,
@@ -14,6 +17,12 @@ export const MAX_WRITE_WAIT_MS = 5_000;
 
 /** Writes of one guild waiting on this instance; beyond this a write is refused at once (429). */
 export const MAX_QUEUED_WRITES = 20;
+
+/**
+ * How long an import or restore's claim on its guild lasts in Redis should its instance never
+ * release it (it waits at most MAX_WRITE_WAIT_MS, then writes at most MAX_CHANGE_ENTRIES entries).
+ */
+const BULK_CLAIM_TTL_MS = 60_000;
 
 /** `Retry-After` of a write refused because the guild is busy. */
 const BUSY_RETRY_SECONDS = 2;
@@ -46,13 +55,19 @@ interface GuildQueue {
  * most MAX_WRITE_WAIT_MS; then it opens its transaction and takes the guild's advisory lock,
  * which orders it against other instances (waited for the rest of that bound, `lock_timeout`).
  * A wait past the bound, a queue over MAX_QUEUED_WRITES, or a second import or restore of the
- * guild is answered 429 with `Retry-After`.
+ * guild (on any instance sharing Redis; without Redis, or while it fails, on this one) is
+ * answered 429 with `Retry-After`.
  */
 @Injectable()
 export class GuildSettingsWriters {
+  private readonly logger = new Logger(GuildSettingsWriters.name);
   private readonly queues = new Map<string, GuildQueue>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly redis: RedisConnection,
+    private readonly config: AppConfig,
+  ) {}
 
   /** Runs `work` in a transaction holding the guild's settings lock. */
   async write<T>(
@@ -61,13 +76,17 @@ export class GuildSettingsWriters {
     { bulk = false }: { bulk?: boolean } = {},
   ): Promise<T> {
     const queue = this.queueOf(guildId);
+    let releaseBulk: ReleaseLock | undefined;
     if (bulk) {
-      if (queue.bulk) {
-        throw busy(
-          'An import or restore of this guild is already under way; retry when it has finished',
-        );
-      }
+      if (queue.bulk) throw busy(BULK_UNDER_WAY);
       queue.bulk = true;
+      try {
+        releaseBulk = await this.claimFleetWide(guildId);
+      } catch (error) {
+        queue.bulk = false;
+        this.forget(guildId, queue);
+        throw error;
+      }
     }
     const deadline = Date.now() + MAX_WRITE_WAIT_MS;
     try {
@@ -93,7 +112,31 @@ export class GuildSettingsWriters {
     } finally {
       if (bulk) queue.bulk = false;
       this.forget(guildId, queue);
+      await releaseBulk?.();
     }
+  }
+
+  /**
+   * An import or restore's claim on the guild across the instances sharing Redis; refused (429)
+   * while another instance holds one. Without Redis, or while it fails, this instance's own claim
+   * is the only one.
+   */
+  private async claimFleetWide(guildId: string): Promise<ReleaseLock | undefined> {
+    const client = this.redis.client;
+    if (!client) return undefined;
+    let release: ReleaseLock | null;
+    try {
+      release = await tryRedisLock(
+        client,
+        `${this.config.redisKeyPrefix}settings-bulk:${guildId}`,
+        BULK_CLAIM_TTL_MS,
+      );
+    } catch (error) {
+      this.logger.warn({ reason: (error as Error).message }, 'Bulk settings claim unavailable');
+      return undefined;
+    }
+    if (!release) throw busy(BULK_UNDER_WAY);
+    return release;
   }
 
   /** Resolves when it is this writer's turn; refuses once the wait is over or the queue is full. */
@@ -141,6 +184,9 @@ export class GuildSettingsWriters {
     if (!queue.busy && !queue.bulk && queue.waiting.length === 0) this.queues.delete(guildId);
   }
 }
+
+const BULK_UNDER_WAY =
+  'An import or restore of this guild is already under way; retry when it has finished';
 
 function busy(reason: string): AppException {
   const error = new AppException(

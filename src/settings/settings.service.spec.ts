@@ -11,6 +11,8 @@ import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import { GuildSettingsWriters } from 'src/settings/settings-lock';
 import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
+import type { RedisConnection } from 'src/common/redis/redis.module';
+import type { AppConfig } from 'src/config/app-config';
 import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
 import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
 import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
@@ -218,7 +220,11 @@ async function setUp({ inMemory = false } = {}): Promise<{
     dataSource,
     clock,
     new EventEmitter2(),
-    new GuildSettingsWriters(dataSource),
+    new GuildSettingsWriters(
+      dataSource,
+      { client: null } as unknown as RedisConnection,
+      { redisKeyPrefix: 'test:' } as AppConfig,
+    ),
     { enabled: false } as RateLimiter,
   );
   const execute = (

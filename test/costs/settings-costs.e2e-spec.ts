@@ -1,10 +1,13 @@
+import Redis from 'ioredis';
 import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { settingsLockKey } from 'src/settings/settings-lock';
 import { MAX_CHANGE_ENTRIES, MAX_NAMED_MEMBERS } from 'src/settings/settings.service';
 import { databaseOf, emulatorOf } from 'test/support/auth';
+import { eventually } from 'test/support/eventually';
 import { useTestApp, type TestApp } from 'test/support/test-app';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
 import { actor, CHANNEL, GUILD, ok, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
 
 // What one settings request may cost (docs/request-costs.md), on the embedded engine by default
@@ -208,5 +211,51 @@ describe('request costs: a restore checks the caller before reading revisions', 
     expect((res.body as { message: string }).message).toBe(
       'Undoing changes to auditlog_sinks changes it: you need auditlog_sinks.create or auditlog_sinks.update or auditlog_sinks.delete in this guild',
     );
+  });
+});
+
+describeShared('request costs: one import or restore of a guild at a time across instances', () => {
+  const prefix = `bulk-${Date.now()}:`;
+  const apps = useTwoInstances({ REDIS_KEY_PREFIX: prefix });
+  const redis = new Redis(process.env.REDIS_URL ?? '', { lazyConnect: true });
+  afterAll(() => redis.quit());
+
+  it('refuses an import on one instance while another instance runs one, with 429 and Retry-After', async () => {
+    const [a, b] = apps();
+    const ownerA = await actor(a, DEMO_IDS.alice);
+    const ownerB = await actor(b, DEMO_IDS.alice);
+    const document = await exportDocument(a, ownerA.token);
+    const sink = [{ channel: CHANNEL.modLog, events: ['lockdown'], enabled: true }];
+    const runner = databaseOf(a).createQueryRunner();
+    await runner.connect();
+    let first: Promise<Response> | undefined;
+    try {
+      await runner.startTransaction();
+      await runner.query('SELECT pg_advisory_xact_lock($1::bigint)', [settingsLockKey(GUILD)]);
+      // Instance A's import claims the guild, then waits for the lock this test holds.
+      // Sent now (a supertest request is sent when awaited).
+      first = Promise.resolve(
+        importRows(a, ownerA.token, document, { auditlog_sinks: sink }, false),
+      );
+      const claimed = await eventually(
+        () => redis.exists(`${prefix}settings-bulk:${GUILD}`),
+        (n) => n === 1,
+      );
+      expect(claimed).toBe(1);
+      const res = await importRows(b, ownerB.token, document, { auditlog_sinks: sink }, false);
+      expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toMatch(/^\d+$/);
+      expect((res.body as { message: string }).message).toContain(
+        'An import or restore of this guild is already under way',
+      );
+      await runner.commitTransaction();
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+    expect((await first)?.status).toBe(200);
+    // Released: B may import now.
+    const after = await importRows(b, ownerB.token, document, { auditlog_sinks: sink });
+    expect(after.status).toBe(200);
   });
 });

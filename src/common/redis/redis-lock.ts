@@ -46,3 +46,17 @@ export async function releaseRedisLock(client: Redis, key: string, token: string
     // It expires on its own.
   }
 }
+
+/**
+ * Takes a lock across instances at once or not at all: its release, or null when someone else
+ * holds it. Rejects only when Redis fails (callers decide whether to go on).
+ */
+export async function tryRedisLock(
+  client: Redis,
+  key: string,
+  ttlMs: number,
+): Promise<ReleaseLock | null> {
+  const token = randomUUID();
+  if ((await client.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return null;
+  return () => releaseRedisLock(client, key, token);
+}
