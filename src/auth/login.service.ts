@@ -52,6 +52,7 @@ export class LoginService {
       await this.codes.release(code);
       throw error;
     });
+    await this.codes.spend(code);
     if (!REQUIRED_SCOPES.every((scope) => grant.scope.split(' ').includes(scope))) {
       await this.discard(grant);
       throw new AppException(

@@ -9,14 +9,29 @@ import { AppConfig } from 'src/config/app-config';
 const REMEMBER_MS = 10 * 60_000;
 
 /**
+ * How long a claim whose exchange is under way stands if its holder never settles it (the
+ * instance stopped): longer than an exchange takes (the platform timeout and its retries).
+ */
+const PENDING_MS = 30_000;
+
+/** How long a second exchange of a code waits for one under way to be settled, and how often it looks. */
+const WAIT_FOR_PENDING_MS = 15_000;
+const POLL_PENDING_MS = 50;
+
+/** A claim: an exchange under way, or a code spent by a successful one. */
+type ClaimState = 'pending' | 'spent';
+
+/**
  * Lets each OAuth2 authorization code be exchanged once, across instances: Redis `SET NX` with a
  * TTL when `REDIS_URL` is set, else (one instance) an in-process store. Codes are kept as hashes.
- * A refused exchange releases its claim, so a code seen without its verifier cannot be burned.
+ * A claim is pending while its exchange is under way: a refused exchange releases it, so a code
+ * seen without its verifier cannot be burned, and a second exchange of the code waits for the
+ * first to be settled instead of being told the code was used by one that fails.
  */
 @Injectable()
 export class OAuth2CodeGuard {
   private readonly logger = new Logger(OAuth2CodeGuard.name);
-  private readonly local = new LRUCache<string, true>({
+  private readonly local = new LRUCache<string, ClaimState>({
     ...entryBound(100_000),
     ttl: REMEMBER_MS,
   });
@@ -30,23 +45,54 @@ export class OAuth2CodeGuard {
   }
 
   /**
-   * True the first time a code is claimed, false while it is claimed. A claim stands until it is
-   * released (an exchange the platform refused) or the code could no longer be valid.
+   * True when the caller now holds the code's claim (the first exchange of it, or one after an
+   * exchange that was refused); false once a successful exchange has spent it. While another
+   * exchange of the code is under way, waits for it to be settled (at most WAIT_FOR_PENDING_MS).
    */
   async claim(code: string): Promise<boolean> {
     const key = keyOf(code);
+    const deadline = Date.now() + WAIT_FOR_PENDING_MS;
+    for (;;) {
+      const held = await this.take(key);
+      if (held === null) return true;
+      if (held === 'spent' || Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, POLL_PENDING_MS));
+    }
+  }
+
+  /** Marks a claimed code spent: its exchange succeeded, and no other may follow. */
+  async spend(code: string): Promise<void> {
+    const key = keyOf(code);
+    this.local.set(key, 'spent', { ttl: REMEMBER_MS });
+    try {
+      await this.redis.client?.set(this.prefix + key, 'spent', 'PX', REMEMBER_MS);
+    } catch (error) {
+      // The pending claim expires; the platform refuses the spent code meanwhile.
+      this.warnFallback(error);
+    }
+  }
+
+  /** Claims the code (null), or answers the claim that stands. */
+  private async take(key: string): Promise<ClaimState | null> {
     const client = this.redis.client;
     if (client) {
       try {
-        return (await client.set(this.prefix + key, '1', 'PX', REMEMBER_MS, 'NX')) === 'OK';
+        const [set, current] = (await client
+          .multi()
+          .set(this.prefix + key, 'pending', 'PX', PENDING_MS, 'NX')
+          .get(this.prefix + key)
+          .exec()) as [[Error | null, string | null], [Error | null, string | null]];
+        if (set[1] === 'OK') return null;
+        return current[1] === 'spent' ? 'spent' : 'pending';
       } catch (error) {
         // The platform still refuses a reused code; this guard only saves the round trip.
         this.warnFallback(error);
       }
     }
-    if (this.local.has(key)) return false;
-    this.local.set(key, true);
-    return true;
+    const current = this.local.get(key);
+    if (current !== undefined) return current;
+    this.local.set(key, 'pending', { ttl: PENDING_MS });
+    return null;
   }
 
   /**

@@ -197,6 +197,22 @@ describe('POST /oauth2', () => {
       expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before);
     });
 
+    it('lets the rightful exchange through while a refused one of the same code is under way', async () => {
+      const pending = pkceCode(s256);
+      // The exchange without the verifier reaches the platform slowly, and is refused there.
+      faultsOf(emulatorOf(t())).inject('POST /oauth2/token', { kind: 'hang', delayMs: 400 });
+      const refused = Promise.resolve(login({ code: pending, redirect_uri: DEMO_REDIRECT }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const right = await login({
+        code: pending,
+        redirect_uri: DEMO_REDIRECT,
+        code_verifier: verifier,
+      });
+      expect((await refused).status).toBe(400);
+      expect(right.status).toBe(200);
+      expect(right.body.user_id).toBe(DEMO_IDS.demoUser);
+    });
+
     it('says so when a verifier is sent for a code issued without a challenge, and keeps the code', async () => {
       const plainCode = code();
       const refused = await login({
