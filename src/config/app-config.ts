@@ -55,6 +55,13 @@ export interface EventsConfig {
   readonly maxStreamsPerUser: number;
   /** EVENTS_MAX_STREAMS_PER_ADDRESS: open anonymous streams of one client address on this instance. */
   readonly maxStreamsPerAddress: number;
+  /**
+   * EVENTS_MAX_ANONYMOUS_STREAMS: open anonymous streams (bot health) on this instance; the rest
+   * of EVENTS_MAX_STREAMS is kept for signed-in users.
+   */
+  readonly maxAnonymousStreams: number;
+  /** EVENTS_MAX_STREAM_SECONDS: a stream ends after this long (its client reconnects and resumes). */
+  readonly maxStreamMs: number;
   /** EVENTS_HEARTBEAT_SECONDS: a comment is sent this often, so proxies keep idle streams open. */
   readonly heartbeatMs: number;
 }
@@ -154,6 +161,8 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       maxStreams: env.EVENTS_MAX_STREAMS ?? 1_000,
       maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER ?? 5,
       maxStreamsPerAddress: env.EVENTS_MAX_STREAMS_PER_ADDRESS ?? 10,
+      maxAnonymousStreams: env.EVENTS_MAX_ANONYMOUS_STREAMS ?? 200,
+      maxStreamMs: (env.EVENTS_MAX_STREAM_SECONDS ?? 3600) * 1000,
       heartbeatMs: (env.EVENTS_HEARTBEAT_SECONDS ?? 15) * 1000,
     },
     redisUrl: env.REDIS_URL ?? null,

@@ -151,6 +151,20 @@ export class EnvironmentSchema {
 
   @Transform(toInteger)
   @IsOptional()
+  @IsInt({ message: 'EVENTS_MAX_ANONYMOUS_STREAMS must be an integer from 1 to 100000' })
+  @Min(1, { message: 'EVENTS_MAX_ANONYMOUS_STREAMS must be an integer from 1 to 100000' })
+  @Max(100000, { message: 'EVENTS_MAX_ANONYMOUS_STREAMS must be an integer from 1 to 100000' })
+  EVENTS_MAX_ANONYMOUS_STREAMS?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'EVENTS_MAX_STREAM_SECONDS must be an integer from 5 to 86400' })
+  @Min(5, { message: 'EVENTS_MAX_STREAM_SECONDS must be an integer from 5 to 86400' })
+  @Max(86400, { message: 'EVENTS_MAX_STREAM_SECONDS must be an integer from 5 to 86400' })
+  EVENTS_MAX_STREAM_SECONDS?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
   @IsInt({ message: 'EVENTS_HEARTBEAT_SECONDS must be an integer from 1 to 300' })
   @Min(1, { message: 'EVENTS_HEARTBEAT_SECONDS must be an integer from 1 to 300' })
   @Max(300, { message: 'EVENTS_HEARTBEAT_SECONDS must be an integer from 1 to 300' })

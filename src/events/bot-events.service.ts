@@ -15,6 +15,7 @@ import {
   EventStreams,
   RECONNECT_DELAY_MS,
   type OpenStream,
+  type StreamSocket,
 } from 'src/events/event-streams';
 import { ShardReportedEvent } from 'src/stats/stats.events';
 import { StatsService } from 'src/stats/stats.service';
@@ -108,8 +109,9 @@ export class BotEventsService implements OnModuleInit, BeforeApplicationShutdown
     ip: string,
     lastEventId: number | null,
     signal: AbortSignal,
+    socket: StreamSocket | null,
   ): Promise<Observable<MessageEvent>> {
-    const stream = this.streams.start('bot', anonymousOwner(ip), signal);
+    const stream = this.streams.start('bot', anonymousOwner(ip), signal, socket);
     const follower = new BotFollower(stream);
     this.followers.add(follower);
     stream.onEnd(() => {

@@ -22,9 +22,27 @@ export type StreamOwner =
   | { kind: 'session'; sessionId: string; userId: string; token: string }
   | { kind: 'anonymous'; address: string };
 
-/** The anonymous owner of a stream from `ip`: an IPv6 client counts as its /64, as for rate limits. */
+/**
+ * The anonymous owner of a stream from `ip`: an IPv6 client counts as its /48 (a site, which one
+ * customer often holds whole), wider than the /64 of rate limits, as an open stream is held, not
+ * spent.
+ */
 export function anonymousOwner(ip: string): StreamOwner {
-  return { kind: 'anonymous', address: rateLimitSubject(ip) };
+  return { kind: 'anonymous', address: rateLimitSubject(ip, 48) };
+}
+
+/**
+ * The most a stream holds for a client that does not read: the bytes its socket has not sent yet
+ * plus the events waiting here for the socket to drain. Past it the stream ends (the client
+ * reconnects and resumes from its last event).
+ */
+export const MAX_BUFFERED_BYTES = 256 * 1024;
+
+/** The part of a stream's socket it watches: what is not sent yet, and when it drains. */
+export interface StreamSocket {
+  readonly writableLength: number;
+  readonly writableNeedDrain: boolean;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 /** How long a client waits before reconnecting after a stream ends (the SSE `retry` field). */
@@ -45,6 +63,13 @@ export class OpenStream {
   private readonly pending: MessageEvent[] = [];
   private readonly endListeners: (() => void)[] = [];
   private ended = false;
+  /** Events waiting for the socket to drain, and their size. */
+  private readonly held: { event: MessageEvent; bytes: number }[] = [];
+  private heldBytes = 0;
+  private waitingForDrain = false;
+  private readonly drainWaiters: (() => void)[] = [];
+  /** Ended for holding more than MAX_BUFFERED_BYTES for a client that does not read. */
+  overflowed = false;
 
   readonly events = new Observable<MessageEvent>((subscriber) => {
     this.subscriber = subscriber;
@@ -56,24 +81,80 @@ export class OpenStream {
   constructor(
     readonly kind: StreamKind,
     readonly owner: StreamOwner,
+    private readonly socket: StreamSocket | null = null,
   ) {}
 
   get isOpen(): boolean {
     return !this.ended;
   }
 
+  /**
+   * Sends an event: at once while the socket takes data, else held until it drains. A client
+   * that does not read ends its stream once the socket's unsent bytes and the held events pass
+   * MAX_BUFFERED_BYTES: the budget is what the response really holds, checked on every event.
+   */
   send(event: MessageEvent): void {
     if (this.ended) return;
-    if (this.subscriber) this.subscriber.next(event);
-    else if (this.pending.length < MAX_PENDING_BEFORE_SUBSCRIBED) this.pending.push(event);
-    // Nest subscribes as soon as the handler answers; a stream that never gets there is ended
-    // through its request's abort signal (see `endWhenAborted`), not left to fill up.
-    else this.end();
+    if (!this.subscriber) {
+      if (this.pending.length < MAX_PENDING_BEFORE_SUBSCRIBED) this.pending.push(event);
+      // Nest subscribes as soon as the handler answers; a stream that never gets there is ended
+      // through its request's abort signal (see `endWhenAborted`), not left to fill up.
+      else this.end();
+      return;
+    }
+    const bytes = sizeOf(event);
+    if ((this.socket?.writableLength ?? 0) + this.heldBytes + bytes > MAX_BUFFERED_BYTES) {
+      this.overflowed = true;
+      this.end();
+      return;
+    }
+    if (this.held.length > 0 || this.socket?.writableNeedDrain === true) {
+      this.held.push({ event, bytes });
+      this.heldBytes += bytes;
+      this.flushOnDrain();
+      return;
+    }
+    this.subscriber.next(event);
   }
 
-  /** Heartbeats go only to a stream that is being written: nothing waits for one. */
+  /**
+   * Resolves once what was sent has reached the socket and the socket takes more (at once for a
+   * stream that has ended): a sender of many events (a resumed stream's catch-up) sends the next
+   * part then, so they wait in the socket, not in memory.
+   */
+  async drained(): Promise<void> {
+    // What was handed to Nest reaches the socket in the next turns of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.ended || (this.held.length === 0 && this.socket?.writableNeedDrain !== true)) return;
+    await new Promise<void>((resolve) => {
+      this.drainWaiters.push(resolve);
+      this.flushOnDrain();
+    });
+  }
+
+  /** Heartbeats go only to a stream that is being written and not backed up: nothing waits for one. */
   beat(): void {
+    if (this.held.length > 0 || this.socket?.writableNeedDrain === true) return;
     this.subscriber?.next({ comment: 'heartbeat' });
+  }
+
+  private flushOnDrain(): void {
+    if (this.waitingForDrain || !this.socket) return;
+    this.waitingForDrain = true;
+    this.socket.once('drain', () => {
+      this.waitingForDrain = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.held.length > 0 && this.socket?.writableNeedDrain !== true && !this.ended) {
+      const { event, bytes } = this.held.shift() as { event: MessageEvent; bytes: number };
+      this.heldBytes -= bytes;
+      this.subscriber?.next(event);
+    }
+    if (this.held.length > 0 || this.socket?.writableNeedDrain === true) this.flushOnDrain();
+    else for (const resolve of this.drainWaiters.splice(0)) resolve();
   }
 
   /**
@@ -93,9 +174,18 @@ export class OpenStream {
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    this.held.length = 0;
+    this.heldBytes = 0;
+    for (const resolve of this.drainWaiters.splice(0)) resolve();
     for (const listener of this.endListeners.splice(0)) listener();
     this.subscriber?.complete();
   }
+}
+
+/** About the bytes an event takes on the wire (its data as JSON, and the field names). */
+function sizeOf(event: MessageEvent): number {
+  const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data ?? '');
+  return data.length + (event.comment?.length ?? 0) + 64;
 }
 
 /**
@@ -128,11 +218,30 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
     );
   }
 
-  /** Opens a stream, or refuses (429 `RateLimited`) one past a limit, or while shutting down. */
-  start(kind: StreamKind, owner: StreamOwner, signal: AbortSignal): OpenStream {
+  /**
+   * Opens a stream, or refuses (429 `RateLimited`) one past a limit, or while shutting down. It
+   * ends after EVENTS_MAX_STREAM_SECONDS (its client reconnects and resumes).
+   */
+  start(
+    kind: StreamKind,
+    owner: StreamOwner,
+    signal: AbortSignal,
+    socket: StreamSocket | null,
+  ): OpenStream {
     this.checkLimits(owner);
-    const stream = new OpenStream(kind, owner);
+    const stream = new OpenStream(kind, owner, socket);
     stream.endWhenAborted(signal);
+    const lifetime = setTimeout(() => stream.end(), this.config.maxStreamMs);
+    lifetime.unref();
+    stream.onEnd(() => {
+      clearTimeout(lifetime);
+      if (stream.overflowed) {
+        this.logger.warn(
+          { stream: kind, limitBytes: MAX_BUFFERED_BYTES },
+          'An event stream was ended: its client does not read its events',
+        );
+      }
+    });
     // Headers go out with the first thing written: at once, even when a resumed stream has
     // nothing to replay (a proxy waiting for the first byte would otherwise give up).
     stream.send({ comment: 'open' });
@@ -172,7 +281,18 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
         'This instance is shutting down; connect again',
       );
     }
-    const { maxStreams, maxStreamsPerUser, maxStreamsPerAddress } = this.config;
+    const { maxStreams, maxStreamsPerUser, maxStreamsPerAddress, maxAnonymousStreams } =
+      this.config;
+    // Anonymous streams never take the slots kept for signed-in users.
+    if (
+      owner.kind === 'anonymous' &&
+      this.count((o) => o.kind === 'anonymous') >= maxAnonymousStreams
+    ) {
+      throw new AppException(
+        ErrorCode.RateLimited,
+        `This instance serves at most ${maxAnonymousStreams} event streams without a session; try again later`,
+      );
+    }
     if (this.open.size >= maxStreams) {
       throw new AppException(
         ErrorCode.RateLimited,
@@ -204,7 +324,8 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
     return held;
   }
 
-  private counts(): Record<StreamKind, number> {
+  /** The streams open on this instance, by kind. */
+  counts(): Record<StreamKind, number> {
     const counts: Record<StreamKind, number> = { guild: 0, bot: 0 };
     for (const stream of this.open) counts[stream.kind]++;
     return counts;

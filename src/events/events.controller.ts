@@ -39,6 +39,7 @@ import {
   SettingsChangeEventDto,
   ShardStatusEventDto,
 } from 'src/events/dto/events.dto';
+import { MAX_BUFFERED_BYTES } from 'src/events/event-streams';
 import { GuildEventsService } from 'src/events/guild-events.service';
 import { BotStatsDto } from 'src/stats/dto/bot-stats.dto';
 
@@ -46,10 +47,10 @@ import { BotStatsDto } from 'src/stats/dto/bot-stats.dto';
 const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
 /**
- * Events waiting for a client that does not read (its socket's buffers full) are dropped with its
- * connection past this many characters; the client reconnects and resumes from its last event.
+ * Nest's own guard on events waiting for a client that does not read. The stream's budget is
+ * enforced before it, on every event (`MAX_BUFFERED_BYTES`, src/events/event-streams.ts).
  */
-const SSE_OPTIONS = { maxPendingDataLength: 256 * 1024 };
+const SSE_OPTIONS = { maxPendingDataLength: MAX_BUFFERED_BYTES };
 
 const EVENT_ID = new ParseIntegerPipe('Last-Event-ID', 0, MAX_EVENT_ID);
 
@@ -126,7 +127,7 @@ export class EventsController {
   @ApiOperation({
     summary: "A guild's settings changes as they are committed (Server-Sent Events)",
     description:
-      "Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).",
+      "Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, when its client stops reading, after an hour (`EVENTS_MAX_STREAM_SECONDS`), and when the instance shuts down (the client reconnects).",
   })
   @eventStreamResponse({
     ready: {
@@ -140,7 +141,7 @@ export class EventsController {
     },
     reset: {
       description:
-        'The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest): read the settings again',
+        'The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest), or one change held more than 50 revisions (an import, a restore): read the settings again',
       data: 'GuildStreamPositionDto',
     },
   })
@@ -155,7 +156,14 @@ export class EventsController {
   ): Promise<Observable<MessageEvent>> {
     // Kept to check the session again while the stream is open; the guard has accepted it.
     const token = bearerToken(request.headers.authorization) ?? '';
-    return this.guildEvents.follow(guildId, session, token, lastEventId, signal);
+    return this.guildEvents.follow(
+      guildId,
+      session,
+      token,
+      lastEventId,
+      signal,
+      request.raw.socket,
+    );
   }
 
   @Public()
@@ -178,6 +186,6 @@ export class EventsController {
     @LastEventId() lastEventId: number | null,
     @SseSignal() signal: AbortSignal,
   ): Promise<Observable<MessageEvent>> {
-    return this.botEvents.follow(request.ip, lastEventId, signal);
+    return this.botEvents.follow(request.ip, lastEventId, signal, request.raw.socket);
   }
 }

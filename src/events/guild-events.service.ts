@@ -4,7 +4,12 @@ import type { Observable } from 'rxjs';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { EventBus, type BusMessage } from 'src/events/event-bus';
-import { EventStreams, RECONNECT_DELAY_MS, type OpenStream } from 'src/events/event-streams';
+import {
+  EventStreams,
+  RECONNECT_DELAY_MS,
+  type OpenStream,
+  type StreamSocket,
+} from 'src/events/event-streams';
 import { RevisionFeed, type SettingViewTest } from 'src/settings/revision-feed.service';
 import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/settings.events';
 
@@ -19,6 +24,15 @@ export const GUILD_CATCH_UP_LIMIT = 1_000;
  * reads the settings again (`reset`), and the trail itself is read with `settings_history.view`.
  */
 export const GUILD_RESUME_WINDOW_MS = 10 * 60_000;
+
+/**
+ * A change of more revisions than this (an import, a restore) reaches a stream as one `reset`
+ * event, not one event per entry: the client reads the settings again.
+ */
+export const MAX_REVISIONS_PER_CHANGE = 50;
+
+/** Revisions a resumed stream reads and sends at once; the next part waits for the socket. */
+const CATCH_UP_PAGE = 100;
 
 /** What a caller may view in the guild as of one change, resolved once per caller. */
 type ViewsOf = (session: AuthenticatedSession) => Promise<SettingViewTest>;
@@ -67,6 +81,10 @@ class GuildFollower {
     this.enqueue(async () => {
       const fresh = revisions.filter((revision) => revision.revision > this.lastSent);
       if (fresh.length === 0) return;
+      if (fresh.length > MAX_REVISIONS_PER_CHANGE) {
+        this.reset(fresh[fresh.length - 1].revision);
+        return;
+      }
       if (fresh[0].revision > this.lastSent + 1) await this.catchUp(fresh[0].revision - 1);
       await this.deliver(
         fresh.filter((revision) => revision.revision > this.lastSent),
@@ -86,18 +104,29 @@ class GuildFollower {
   /**
    * Sends the revisions after the last sent, up to `until`; a `reset` instead if they are too many,
    * or if the first was committed before `notBefore` (a client away for longer than the window).
+   * They are read and sent a page at a time, the next page once the socket has taken the last.
    */
   private async catchUp(until: number, notBefore = 0): Promise<void> {
     if (until - this.lastSent > GUILD_CATCH_UP_LIMIT) {
       this.reset(until);
       return;
     }
-    const missed = await this.feed.after(this.guildId, this.lastSent, until - this.lastSent);
-    if (missed.length > 0 && Date.parse(missed[0].created_at) < notBefore) {
-      this.reset(until);
-      return;
+    let first = true;
+    while (this.lastSent < until && this.stream.isOpen) {
+      const page = await this.feed.after(
+        this.guildId,
+        this.lastSent,
+        Math.min(CATCH_UP_PAGE, until - this.lastSent),
+      );
+      if (page.length === 0) return;
+      if (first && Date.parse(page[0].created_at) < notBefore) {
+        this.reset(until);
+        return;
+      }
+      first = false;
+      await this.deliver(page);
+      await this.stream.drained();
     }
-    await this.deliver(missed);
   }
 
   /** Each revision of a setting the caller may view now; the others are skipped. */
@@ -184,12 +213,14 @@ export class GuildEventsService implements OnModuleInit {
     token: string,
     lastEventId: number | null,
     signal: AbortSignal,
+    socket: StreamSocket | null,
   ): Promise<Observable<MessageEvent>> {
     await this.feed.requireFollower(guildId, session);
     const stream = this.streams.start(
       'guild',
       { kind: 'session', sessionId: session.id, userId: session.userId, token },
       signal,
+      socket,
     );
     const follower = new GuildFollower(stream, guildId, session, this.feed, this.logger);
     let followers = this.followers.get(guildId);

@@ -1,26 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, MoreThan, type FindOptionsSelect } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
-import { summariseRevision, type RevisionSummary } from 'src/settings/settings.events';
+import type { RevisionSummary } from 'src/settings/settings.events';
 import { authorOf, SettingsService } from 'src/settings/settings.service';
-
-const SUMMARY_COLUMNS: FindOptionsSelect<SettingsRevisionEntity> = {
-  guild_id: true,
-  revision: true,
-  setting: true,
-  key: true,
-  operation: true,
-  diff: true,
-  user_id: true,
-  session_type: true,
-  reverts: true,
-  created_at: true,
-};
 
 /** Which settings' changes a caller may be told of: those whose View they hold. */
 export type SettingViewTest = (setting: string) => boolean;
@@ -59,16 +46,34 @@ export class RevisionFeed {
     );
   }
 
-  /** The guild's revisions after `revision`, oldest first, at most `limit`. */
+  /**
+   * The guild's revisions after `revision`, oldest first, at most `limit`: what a summary holds
+   * and no more (the names of the changed columns are read from the diff in the database, not
+   * the diff itself, nor the entries before and after).
+   */
   async after(guildId: string, revision: number, limit: number): Promise<RevisionSummary[]> {
-    const rows = await this.dataSource.getRepository(SettingsRevisionEntity).find({
-      // What a summary needs: not the entries before and after.
-      select: SUMMARY_COLUMNS,
-      where: { guild_id: guildId, revision: MoreThan(revision) },
-      order: { revision: 'ASC' },
-      take: limit,
-    });
-    return rows.map(summariseRevision);
+    const rows = await this.dataSource
+      .getRepository(SettingsRevisionEntity)
+      .createQueryBuilder('r')
+      .select([
+        'r.revision AS revision',
+        'r.setting AS setting',
+        'r.key AS key',
+        'r.operation AS operation',
+        'r.user_id AS user_id',
+        'r.session_type AS session_type',
+        'r.reverts AS reverts',
+        'r.created_at AS created_at',
+      ])
+      .addSelect(
+        "CASE WHEN jsonb_typeof(r.diff) = 'object' THEN ARRAY(SELECT jsonb_object_keys(r.diff)) ELSE ARRAY[]::text[] END",
+        'changed',
+      )
+      .where('r.guild_id = :guildId AND r.revision > :revision', { guildId, revision })
+      .orderBy('r.revision', 'ASC')
+      .limit(limit)
+      .getRawMany<Omit<RevisionSummary, 'created_at'> & { created_at: Date }>();
+    return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
   }
 
   /** A summary as clients see it: columns hidden on View are not named among those changed. */

@@ -198,7 +198,7 @@ export interface paths {
         };
         /**
          * A guild's settings changes as they are committed (Server-Sent Events)
-         * @description Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, and when the instance shuts down (the client reconnects).
+         * @description Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, when its client stops reading, after an hour (`EVENTS_MAX_STREAM_SECONDS`), and when the instance shuts down (the client reconnects).
          */
         get: operations["EventsController_guildEventsStream"];
         put?: never;
@@ -2540,7 +2540,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry of a setting the caller may view (id: its revision number; a revision the caller may not see moves the id on with an `id:` line alone, dispatching nothing); data: SettingsChangeEventDto), `reset` (The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest): read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
+            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry of a setting the caller may view (id: its revision number; a revision the caller may not see moves the id on with an `id:` line alone, dispatching nothing); data: SettingsChangeEventDto), `reset` (The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest), or one change held more than 50 revisions (an import, a restore): read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
             200: {
                 headers: {
                     [name: string]: unknown;

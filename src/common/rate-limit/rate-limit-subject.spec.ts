@@ -27,3 +27,16 @@ describe('rateLimitSubject', () => {
     expect(rateLimitSubject(ip)).toBe(subject);
   });
 });
+
+describe('rateLimitSubject with a wider prefix', () => {
+  it.each<[string, 16 | 32 | 48 | 64, string]>([
+    ['2001:db8:1:2::1', 48, '2001:db8:1::/48'],
+    ['2001:db8:1:ffff:1:2:3:4', 48, '2001:db8:1::/48'],
+    ['2001:db8:2::1', 48, '2001:db8:2::/48'],
+    ['2001:db8:1:2::1', 32, '2001:db8::/32'],
+    ['203.0.113.7', 48, '203.0.113.7'],
+    ['::ffff:203.0.113.7', 48, '203.0.113.7'],
+  ])('keys %s by its /%i as %s', (ip, prefix, subject) => {
+    expect(rateLimitSubject(ip, prefix)).toBe(subject);
+  });
+});
