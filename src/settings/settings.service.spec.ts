@@ -33,7 +33,15 @@ class FakeTable {
    * `versioned`: rows start at version 1, which insert writes back into the row it was given, as
    * TypeORM does for a `@VersionColumn`.
    */
-  constructor(private readonly versioned = false) {}
+  constructor(
+    private readonly versioned = false,
+    /** The primary key's properties: what an upsert matches rows by. */
+    primary: readonly string[] = [],
+  ) {
+    this.metadata = { primaryColumns: primary.map((propertyName) => ({ propertyName })) };
+  }
+
+  readonly metadata: { primaryColumns: { propertyName: string }[] };
 
   find = ({ where }: { where: ObjectLiteral | ObjectLiteral[] }): Promise<ObjectLiteral[]> =>
     Promise.resolve(
@@ -61,6 +69,27 @@ class FakeTable {
     for (const row of this.rows) if (this.matches(row, where)) Object.assign(row, values);
     return Promise.resolve();
   };
+  upsert = (
+    rows: ObjectLiteral[],
+    { conflictPaths }: { conflictPaths: string[] },
+  ): Promise<void> => {
+    for (const row of rows) {
+      const key = Object.fromEntries(conflictPaths.map((path) => [path, row[path]]));
+      const existing = this.rows.find((stored) => this.matches(stored, key));
+      if (existing) Object.assign(existing, row);
+      else this.rows.push({ ...row });
+    }
+    return Promise.resolve();
+  };
+  createQueryBuilder = (): object => ({
+    delete: () => ({
+      where: (criteria: ObjectLiteral[]) => ({
+        execute: async () => {
+          for (const where of criteria) await this.delete(where);
+        },
+      }),
+    }),
+  });
   delete = (where: ObjectLiteral): Promise<void> => {
     const index = this.rows.findIndex((row) => this.matches(row, where));
     if (index >= 0) this.rows.splice(index, 1);
@@ -160,7 +189,7 @@ async function setUp({ inMemory = false } = {}): Promise<{
   const tables = new Map<EntityTarget<ObjectLiteral>, FakeTable>([
     [GuildRoleEntity, new FakeTable()],
     [GuildMemberEntity, new FakeTable()],
-    [FeedbackTopicEntity, new FakeTable(true)],
+    [FeedbackTopicEntity, new FakeTable(true, ['guild_id', 'topic'])],
     [SettingsRevisionEntity, new FakeTable()],
   ]);
   // The moderator's role grants reading feedback topics; the outsider is granted everything but

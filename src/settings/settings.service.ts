@@ -125,7 +125,7 @@ const ROWS_PER_INSERT = 500;
 /** What one write does to the stored rows, applied in order. */
 type Effect =
   | { type: 'insert'; key: Record<string, unknown>; row: ObjectLiteral }
-  | { type: 'update'; key: Record<string, unknown>; row: ObjectLiteral; set: ObjectLiteral }
+  | { type: 'update'; key: Record<string, unknown>; row: ObjectLiteral }
   | { type: 'delete'; key: Record<string, unknown> };
 
 /** A write planned against the rows as the change sees them: its answer and its effects. */
@@ -719,19 +719,16 @@ export class SettingsService {
     const userId = caller.author.userId;
     const versioned = hasVersion(setting, state);
     const guildId = caller.context.guild.id;
-    const changed = (row: ObjectLiteral, values: ObjectLiteral): Effect => {
-      const set = {
+    const changed = (row: ObjectLiteral, values: ObjectLiteral): Effect => ({
+      type: 'update',
+      key: keyOf(setting, toApi(setting, row, false)),
+      row: {
+        ...row,
         ...values,
         ...autoFilled(setting, userId, now, false),
         ...(versioned && { [VERSION_COLUMN]: (row[VERSION_COLUMN] as number) + 1 }),
-      };
-      return {
-        type: 'update',
-        key: keyOf(setting, toApi(setting, row, false)),
-        row: { ...row, ...set },
-        set,
-      };
-    };
+      },
+    });
     let effects: Effect[];
     let data: unknown;
     switch (operation) {
@@ -859,30 +856,56 @@ class EffectWriter {
     }
   }
 
+  /**
+   * Writes what is held back, in order: consecutive effects of one kind on one table, each entry
+   * once, go in one statement (an insert, an upsert of the whole rows, a delete).
+   */
   async flush(): Promise<void> {
     const pending = this.pending.splice(0);
     for (let i = 0; i < pending.length;) {
       const { setting, effect } = pending[i];
-      const repository = this.manager.getRepository<ObjectLiteral>(setting.entity);
-      const where = { ...effect.key, guild_id: this.guildId };
-      if (effect.type === 'insert') {
-        const rows: ObjectLiteral[] = [];
-        for (
-          ;
-          i < pending.length &&
-          pending[i].setting === setting &&
-          pending[i].effect.type === 'insert' &&
-          rows.length < ROWS_PER_INSERT;
-          i++
-        ) {
-          rows.push({ ...(pending[i].effect as { row: ObjectLiteral }).row });
-        }
-        await insertNew(repository, rows, () => alreadyExists(setting, effect.key));
-        continue;
+      const group: Effect[] = [];
+      const keys = new Set<string>();
+      for (
+        ;
+        i < pending.length &&
+        pending[i].setting === setting &&
+        pending[i].effect.type === effect.type &&
+        !keys.has(stableJson(pending[i].effect.key)) &&
+        group.length < ROWS_PER_INSERT;
+        i++
+      ) {
+        keys.add(stableJson(pending[i].effect.key));
+        group.push(pending[i].effect);
       }
-      if (effect.type === 'update') await repository.update(where, effect.set);
-      else await repository.delete(where);
-      i++;
+      await this.write(setting, group);
+    }
+  }
+
+  /** One statement for effects of one kind on one table, on distinct entries. */
+  private async write(setting: RegisteredSetting, effects: readonly Effect[]): Promise<void> {
+    const repository = this.manager.getRepository<ObjectLiteral>(setting.entity);
+    const rows = effects.flatMap((effect) => (effect.type === 'delete' ? [] : [{ ...effect.row }]));
+    switch (effects[0].type) {
+      case 'insert':
+        await insertNew(repository, rows, () => alreadyExists(setting, effects[0].key));
+        break;
+      case 'update': {
+        // The rows exist (read for update under the guild's lock): the whole row is written,
+        // its version raised by the plan.
+        const conflictPaths = repository.metadata.primaryColumns.map(
+          (column) => column.propertyName,
+        );
+        await repository.upsert(rows, { conflictPaths, skipUpdateIfNoValuesChanged: false });
+        break;
+      }
+      case 'delete':
+        await repository
+          .createQueryBuilder()
+          .delete()
+          .where(effects.map((effect) => ({ ...effect.key, guild_id: this.guildId })))
+          .execute();
+        break;
     }
   }
 }
