@@ -86,7 +86,7 @@ const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
  * service reaches as it would the real platform (live mode, `DISCORD_API_URL`).
  */
 export class BenchPlatform {
-  private constructor(private readonly emulator: PlatformEmulator) {}
+  private constructor(readonly emulator: PlatformEmulator) {}
 
   static async start(): Promise<BenchPlatform> {
     return new BenchPlatform(await PlatformEmulator.start(BENCH_SEED));

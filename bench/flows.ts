@@ -13,6 +13,7 @@ import {
 import { DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild, SeedMember } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator, type EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import { databaseOption, integer } from './options';
 import { ROOT, SERVICE_NODE_OPTIONS, stopServiceProcess } from './service-process';
 
 /**
@@ -247,21 +248,6 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     }
   }
   return options;
-}
-
-function integer(name: string, value: string, min: number): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min) {
-    throw new Error(`${name} must be an integer of at least ${min}, not "${value}"`);
-  }
-  return parsed;
-}
-
-function databaseOption(name: string, value: string): Options['database'] {
-  if (value !== 'memory' && value !== 'file') {
-    throw new Error(`${name} must be memory or file, not "${value}"`);
-  }
-  return value;
 }
 
 // --- The platform's world ------------------------------------------------------------------------
