@@ -182,6 +182,18 @@ export class OpenStream {
   }
 }
 
+/** `Retry-After` of a stream refused past a limit: streams are held for minutes, not seconds. */
+const FULL_RETRY_SECONDS = 30;
+/** `Retry-After` while shutting down: another instance takes the client at once. */
+const SHUTDOWN_RETRY_SECONDS = 3;
+
+/** A stream refused (429 `RateLimited`), with the `Retry-After` a client should wait. */
+function refusal(message: string, retryAfter = FULL_RETRY_SECONDS): AppException {
+  const error = new AppException(ErrorCode.RateLimited, message);
+  error.headers = { 'Retry-After': retryAfter };
+  return error;
+}
+
 /** About the bytes an event takes on the wire (its data as JSON, and the field names). */
 function sizeOf(event: MessageEvent): number {
   const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data ?? '');
@@ -276,10 +288,7 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
 
   private checkLimits(owner: StreamOwner): void {
     if (this.closing) {
-      throw new AppException(
-        ErrorCode.RateLimited,
-        'This instance is shutting down; connect again',
-      );
+      throw refusal('This instance is shutting down; connect again', SHUTDOWN_RETRY_SECONDS);
     }
     const { maxStreams, maxStreamsPerUser, maxStreamsPerAddress, maxAnonymousStreams } =
       this.config;
@@ -288,30 +297,24 @@ export class EventStreams implements BeforeApplicationShutdown, OnModuleDestroy 
       owner.kind === 'anonymous' &&
       this.count((o) => o.kind === 'anonymous') >= maxAnonymousStreams
     ) {
-      throw new AppException(
-        ErrorCode.RateLimited,
+      throw refusal(
         `This instance serves at most ${maxAnonymousStreams} event streams without a session; try again later`,
       );
     }
     if (this.open.size >= maxStreams) {
-      throw new AppException(
-        ErrorCode.RateLimited,
-        `This instance serves at most ${maxStreams} event streams; try again later`,
-      );
+      throw refusal(`This instance serves at most ${maxStreams} event streams; try again later`);
     }
     if (owner.kind === 'session') {
       const held = this.count((o) => o.kind === 'session' && o.userId === owner.userId);
       if (held >= maxStreamsPerUser) {
-        throw new AppException(
-          ErrorCode.RateLimited,
+        throw refusal(
           `You have ${held} event streams open on this instance, the most allowed; close one first`,
         );
       }
     } else {
       const held = this.count((o) => o.kind === 'anonymous' && o.address === owner.address);
       if (held >= maxStreamsPerAddress) {
-        throw new AppException(
-          ErrorCode.RateLimited,
+        throw refusal(
           `Your address has ${held} event streams open on this instance, the most allowed; close one first`,
         );
       }

@@ -165,6 +165,7 @@ describe('event stream slots and lifetime', () => {
     }
     const refused = await openRawStream(t().port, '/bot-stats/events');
     expect(refused.response.statusCode).toBe(429);
+    expect(refused.response.headers['retry-after']).toBe('30');
     refused.close();
     const guild = guildStream(t(), owner.token);
     open.push(guild);
