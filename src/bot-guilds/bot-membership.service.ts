@@ -5,12 +5,10 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { SingleFlight } from 'src/common/async/single-flight';
 import type { SharedCache } from 'src/common/cache/shared-cache';
 import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
-import { RedisConnection } from 'src/common/redis/redis.module';
-import { subscribeToChannel } from 'src/common/redis/redis-subscriber';
+import { RedisBroadcasts, type Broadcast } from 'src/common/redis/redis-broadcast';
 import { Clock } from 'src/common/time/clock';
 import { AppConfig } from 'src/config/app-config';
 import { BotGuildsRepository, type ShardState } from 'src/bot-guilds/bot-guilds.repository';
@@ -62,12 +60,11 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   /** Epoch ms until which every shard of the feed has reported recently enough. */
   private liveUntil = 0;
   private readonly staleAfterMs: number;
-  private readonly channel: string;
+  private channel: Broadcast<1> | null = null;
+  private closing = false;
   private syncing: Promise<void> | null = null;
   private syncAgain = false;
   private poller: NodeJS.Timeout | null = null;
-  private subscriber: Redis | null = null;
-  private closing = false;
   private readonly checks = new SingleFlight<boolean>();
 
   constructor(
@@ -75,38 +72,27 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     private readonly platform: PlatformService,
     @Inject(PLATFORM_CACHE) private readonly cache: SharedCache,
     private readonly limiter: RateLimiter,
-    private readonly redis: RedisConnection,
+    private readonly broadcasts: RedisBroadcasts,
     private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.staleAfterMs = config.platform.botFeedStaleAfterSeconds * 1000;
-    this.channel = `${config.redisKeyPrefix}bot-guilds:changed`;
   }
 
   async onModuleInit(): Promise<void> {
     await this.sync();
     this.poller = setInterval(() => void this.syncQuietly(), POLL_MS);
     this.poller.unref();
-    const client = this.redis.client;
-    if (!client) return;
-    this.subscriber = subscribeToChannel(
-      client,
-      this.channel,
-      () => void this.syncQuietly(),
-      (error) => {
-        if (this.closing) return;
-        this.logger.warn(
-          { reason: error.message },
-          `Could not subscribe to membership changes; they are read every ${POLL_MS / 1000} s`,
-        );
-      },
-    );
+    this.channel = this.broadcasts.open<1>('bot-guilds:changed', {
+      what: 'membership changes',
+      otherwise: `they are read every ${POLL_MS / 1000} s`,
+      onMessage: () => void this.syncQuietly(),
+    });
   }
 
   onApplicationShutdown(): void {
     this.closing = true;
     if (this.poller) clearInterval(this.poller);
-    this.subscriber?.disconnect();
   }
 
   /** The feed as this instance holds it. */
@@ -201,16 +187,7 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   /** A write to the feed has committed: read it here, and tell the other instances. */
   async changed(): Promise<void> {
     await this.sync();
-    const client = this.redis.client;
-    if (!client) return;
-    try {
-      await client.publish(this.channel, '1');
-    } catch (error) {
-      this.logger.warn(
-        { reason: (error as Error).message },
-        `Could not announce a membership change; other instances read it within ${POLL_MS / 1000} s`,
-      );
-    }
+    await this.channel?.publish(1);
   }
 
   /** Reads what changed since the last read; concurrent calls share a read, and one more follows. */

@@ -1,8 +1,5 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type Redis from 'ioredis';
-import { RedisConnection } from 'src/common/redis/redis.module';
-import { subscribeToChannel } from 'src/common/redis/redis-subscriber';
-import { AppConfig } from 'src/config/app-config';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { RedisBroadcasts, type Broadcast } from 'src/common/redis/redis-broadcast';
 import type { RevisionSummary } from 'src/settings/settings.events';
 import type { BotEvent } from 'src/events/bot-events';
 
@@ -24,43 +21,25 @@ type Listener = (message: BusMessage) => void;
  * streams only; streams elsewhere fill the gap from the revisions with their next event.
  */
 @Injectable()
-export class EventBus implements OnModuleInit, OnApplicationShutdown {
+export class EventBus implements OnModuleInit {
   private readonly logger = new Logger(EventBus.name);
   private readonly listeners = new Set<Listener>();
-  private readonly channel: string;
-  private subscriber: Redis | null = null;
-  private closing = false;
+  private channel: Broadcast<BusMessage> | null = null;
 
-  constructor(
-    private readonly redis: RedisConnection,
-    config: AppConfig,
-  ) {
-    this.channel = `${config.redisKeyPrefix}events`;
-  }
+  constructor(private readonly broadcasts: RedisBroadcasts) {}
 
   onModuleInit(): void {
-    const client = this.redis.client;
-    if (!client) return;
-    this.subscriber = subscribeToChannel(
-      client,
-      this.channel,
-      (text) => this.receive(text),
-      (error) => {
-        if (this.closing) return;
-        this.logger.warn({ reason: error.message }, 'Could not subscribe to stream events');
-      },
-      () => this.deliver({ kind: 'resync' }),
-    );
-  }
-
-  onApplicationShutdown(): void {
-    this.closing = true;
-    this.subscriber?.disconnect();
+    this.channel = this.broadcasts.open<BusMessage>('events', {
+      what: 'stream events',
+      otherwise: 'they are delivered on this instance only',
+      onMessage: (message) => this.deliver(message),
+      onResubscribed: () => this.deliver({ kind: 'resync' }),
+    });
   }
 
   /** The Redis channel bot health events are published on from a script (see BotEventLog). */
   get redisChannel(): string {
-    return this.channel;
+    return this.channel?.channel ?? '';
   }
 
   subscribe(listener: Listener): () => void {
@@ -69,23 +48,12 @@ export class EventBus implements OnModuleInit, OnApplicationShutdown {
   }
 
   async publish(message: BusMessage): Promise<void> {
-    const client = this.redis.client;
-    if (client) {
-      try {
-        await client.publish(this.channel, JSON.stringify(message));
-        return;
-      } catch (error) {
-        this.logger.warn(
-          { reason: (error as Error).message },
-          'Could not publish a stream event to other instances; delivered on this one only',
-        );
-      }
-    }
+    if (await this.channel?.publish(message)) return;
     // After the caller's own work, as a message from Redis would arrive.
     setImmediate(() => this.deliver(message));
   }
 
-  /** A message that reached this instance from elsewhere (the bot health log's script). */
+  /** A message that reached this instance (from Redis, or from this one without it). */
   deliver(message: BusMessage): void {
     for (const listener of this.listeners) {
       try {
@@ -94,16 +62,5 @@ export class EventBus implements OnModuleInit, OnApplicationShutdown {
         this.logger.error({ reason: (error as Error).message }, 'A stream event listener failed');
       }
     }
-  }
-
-  private receive(text: string): void {
-    let message: BusMessage;
-    try {
-      message = JSON.parse(text) as BusMessage;
-    } catch {
-      this.logger.warn('Ignored a malformed stream event message');
-      return;
-    }
-    this.deliver(message);
   }
 }

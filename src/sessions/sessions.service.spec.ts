@@ -2,6 +2,7 @@ import { Clock } from 'src/common/time/clock';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import type { DataSource, Repository } from 'typeorm';
+import type { RedisBroadcasts } from 'src/common/redis/redis-broadcast';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 import type { AppConfig } from 'src/config/app-config';
 import { KnownTokens } from 'src/sessions/known-tokens';
@@ -25,6 +26,14 @@ const ROW = {
 };
 
 /** A promise the test settles when it chooses: the database answering a query. */
+
+/** Channels between instances: shared (Redis configured, publishing succeeds) or not. */
+function broadcasts(shared: boolean): RedisBroadcasts {
+  return {
+    open: () => ({ isShared: shared, publish: () => Promise.resolve(shared) }),
+  } as unknown as RedisBroadcasts;
+}
+
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((settle) => (resolve = settle));
@@ -44,10 +53,8 @@ function setUp({ shared = false }: { shared?: boolean } = {}): {
   const redis = { client: null } as RedisConnection;
   const clock = new Clock();
   const cache = new SessionCache();
-  const channel = shared
-    ? ({ client: { publish: () => Promise.resolve(1) } } as unknown as RedisConnection)
-    : redis;
-  const invalidation = new SessionInvalidation(cache, channel, new EventEmitter2(), config);
+  const invalidation = new SessionInvalidation(cache, broadcasts(shared), new EventEmitter2());
+  invalidation.onModuleInit();
   const service = new SessionsService(
     repository as unknown as Repository<SessionEntity>,
     {} as DataSource,
@@ -227,7 +234,7 @@ function withSessions(rows: Partial<SessionEntity>[]): {
     repository as unknown as Repository<SessionEntity>,
     {} as DataSource,
     new SessionCache(),
-    new SessionInvalidation(new SessionCache(), redis, new EventEmitter2(), config),
+    new SessionInvalidation(new SessionCache(), broadcasts(false), new EventEmitter2()),
     new KnownTokens(redis, config, clock),
     config,
     events,

@@ -1,4 +1,5 @@
 import { type DynamicModule, Global, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { RedisBroadcasts } from 'src/common/redis/redis-broadcast';
 import type Redis from 'ioredis';
 
 /** Bounded waits for every Redis command: a slow or absent Redis must never hang a request. */
@@ -80,8 +81,13 @@ export class RedisModule {
       module: RedisModule,
       providers: [
         { provide: RedisConnection, useFactory: () => RedisConnection.open(url, keyPrefix) },
+        {
+          provide: RedisBroadcasts,
+          useFactory: (redis: RedisConnection) => new RedisBroadcasts(redis.client, keyPrefix),
+          inject: [RedisConnection],
+        },
       ],
-      exports: [RedisConnection],
+      exports: [RedisConnection, RedisBroadcasts],
     };
   }
 }
