@@ -3,7 +3,6 @@ import {
   Controller,
   createParamDecorator,
   type ExecutionContext,
-  Param,
   Req,
   Sse,
   SseSignal,
@@ -30,7 +29,6 @@ import { CurrentSession } from 'src/common/decorators/current-session.decorator'
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { ParseIntegerPipe } from 'src/common/validation/integer-text';
-import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { BotEventsService } from 'src/events/bot-events.service';
 import {
@@ -42,6 +40,7 @@ import {
 import { MAX_BUFFERED_BYTES } from 'src/events/event-streams';
 import { GuildEventsService } from 'src/events/guild-events.service';
 import { BotStatsDto } from 'src/stats/dto/bot-stats.dto';
+import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 /** The largest event id a stream could send (revision numbers, bot event numbers). */
 const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
@@ -149,7 +148,7 @@ export class EventsController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
   guildEventsStream(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
     @LastEventId() lastEventId: number | null,
     @Req() request: FastifyRequest,
     @SseSignal() signal: AbortSignal,

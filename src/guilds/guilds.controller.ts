@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -8,11 +8,11 @@ import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.dec
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
-import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import type { GuildUserInfoDto } from 'src/guilds/dto/guild-user-info.dto';
 import { UserGuildsQueryDto, type UserGuildsDto } from 'src/guilds/dto/user-guilds.dto';
 import { GuildInfoService } from 'src/guilds/guild-info.service';
 import { UserGuildsService } from 'src/guilds/user-guilds.service';
+import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('guilds')
 @Auth()
@@ -46,7 +46,7 @@ export class GuildsController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   get(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
   ): Promise<GuildUserInfoDto> {
     return this.guildInfo.forUser(guildId, session.userId);
   }

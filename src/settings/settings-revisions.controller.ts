@@ -18,7 +18,6 @@ import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import {
   ListRevisionsQueryDto,
@@ -32,6 +31,7 @@ import { ParseIntegerPipe } from 'src/common/validation/integer-text';
 import { SettingsRegistry } from 'src/settings/settings-registry';
 import { SettingsRevisionsService } from 'src/settings/settings-revisions.service';
 import { authorOf } from 'src/settings/settings.service';
+import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 const REVISION_PIPE = new ParseIntegerPipe('revision', 1, MAX_REVISION);
 
@@ -95,7 +95,7 @@ export class SettingsRevisionsController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   list(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
     @Query(DeclaredSettingFilterPipe) query: ListRevisionsQueryDto,
   ): Promise<RevisionPageDto> {
     return this.revisions.list(guildId, authorOf(session), query);
@@ -109,7 +109,7 @@ export class SettingsRevisionsController {
   )
   revert(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
     @Param('revision', REVISION_PIPE) revision: number,
   ): Promise<RollbackResultDto> {
     return this.undone(this.rollback.revert(guildId, authorOf(session), revision));
@@ -122,7 +122,7 @@ export class SettingsRevisionsController {
   )
   restore(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
     @Param('revision', REVISION_PIPE) revision: number,
   ): Promise<RollbackResultDto> {
     return this.undone(this.rollback.restore(guildId, authorOf(session), revision));

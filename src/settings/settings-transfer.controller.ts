@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -7,7 +7,6 @@ import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
-import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import {
   ImportReportDto,
@@ -16,6 +15,7 @@ import {
 } from 'src/settings/dto/transfer.dto';
 import { SettingsTransferService } from 'src/settings/settings-transfer.service';
 import { authorOf } from 'src/settings/settings.service';
+import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('settings')
 @Auth()
@@ -32,7 +32,7 @@ export class SettingsTransferController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   export(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
   ): Promise<SettingsExportDto> {
     return this.transfer.export(guildId, authorOf(session));
   }
@@ -48,7 +48,7 @@ export class SettingsTransferController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   import(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
     @Body() body: ImportSettingsDto,
   ): Promise<ImportReportDto> {
     return this.transfer.import(guildId, authorOf(session), body);

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Header, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -8,9 +8,9 @@ import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.dec
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
-import { ParseSnowflakePipe } from 'src/common/validation/snowflake';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
 import { authorOf, SettingsService } from 'src/settings/settings.service';
+import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('settings')
 @Auth()
@@ -30,7 +30,7 @@ export class SettingsController {
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   list(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
   ): Promise<Record<string, { type: 'Ok'; data: unknown[] }>> {
     return this.settings.list(guildId, session.userId);
   }
@@ -50,7 +50,7 @@ export class SettingsController {
   @Header('Content-Type', 'application/json; charset=utf-8')
   execute(
     @CurrentSession() session: AuthenticatedSession,
-    @Param('guild_id', new ParseSnowflakePipe('guild_id')) guildId: string,
+    @GuildId() guildId: string,
     @Body() body: ExecuteSettingDto,
   ): Buffer | Promise<Buffer> {
     return this.settings.execute(guildId, authorOf(session), body);
