@@ -24,9 +24,3 @@ export interface AuthenticatedSession {
   /** API tokens only; null for a token without a scope and for login sessions. */
   readonly scope: TokenScope | null;
 }
-
-/** The user behind an authenticated request. */
-export interface AuthenticatedUser {
-  readonly id: string;
-  readonly state: 'normal' | 'banned';
-}
