@@ -36,7 +36,13 @@ const PUBLIC_API = {
     'emulator/emulator.state',
   ],
   'bot-guilds': ['bot-guilds.module', 'bot-membership.service'],
-  guilds: ['guilds.module', 'guild-access.service', 'platform-permissions', 'role-hierarchy'],
+  guilds: [
+    'guilds.module',
+    'guild-access.service',
+    'guild-context',
+    'platform-permissions',
+    'role-hierarchy',
+  ],
   permissions: [
     'permissions.module',
     'permissions.service',

@@ -5,7 +5,8 @@ import {
 } from 'discord-api-types/v10';
 import type { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import type { Clock } from 'src/common/time/clock';
-import { GuildAccessService, type GuildChannel } from 'src/guilds/guild-access.service';
+import { GuildAccessService } from 'src/guilds/guild-access.service';
+import { type GuildChannel } from 'src/guilds/guild-context';
 import { isThread } from 'src/guilds/platform-permissions';
 import type { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';

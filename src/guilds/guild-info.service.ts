@@ -3,11 +3,8 @@ import type {
   GuildChannelPermissionsDto,
   GuildUserInfoDto,
 } from 'src/guilds/dto/guild-user-info.dto';
-import {
-  GuildAccessService,
-  type GuildChannel,
-  type MemberAccess,
-} from 'src/guilds/guild-access.service';
+import { GuildAccessService } from 'src/guilds/guild-access.service';
+import { type GuildChannel, type MemberAccess } from 'src/guilds/guild-context';
 import { guildIconUrl } from 'src/guilds/guild-icon';
 import { sortRolesByHierarchy } from 'src/guilds/role-hierarchy';
 

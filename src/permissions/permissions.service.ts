@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityTarget, ObjectLiteral, Repository } from 'typeorm';
-import { GuildAccessService, type GuildContext } from 'src/guilds/guild-access.service';
+import { GuildAccessService } from 'src/guilds/guild-access.service';
+import { type GuildContext } from 'src/guilds/guild-context';
 import {
   memberPermissions,
   type PermissionGuild,

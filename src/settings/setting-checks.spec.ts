@@ -1,5 +1,5 @@
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
-import type { GuildContext } from 'src/guilds/guild-access.service';
+import type { GuildContext } from 'src/guilds/guild-context';
 import { array, scalar, text } from 'src/settings/builtins/columns';
 import { botProblems, referenceProblems } from 'src/settings/setting-checks';
 import type { RegisteredSetting } from 'src/settings/settings-registry';

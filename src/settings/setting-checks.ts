@@ -1,5 +1,5 @@
 import type { ErrorDetail } from 'src/common/errors/app.exception';
-import type { GuildContext } from 'src/guilds/guild-access.service';
+import type { GuildContext } from 'src/guilds/guild-context';
 import { missingPermissions, permissionNames } from 'src/guilds/platform-permissions';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { storedColumns, valuesOf } from 'src/settings/setting-rows';

@@ -6,11 +6,8 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
 import { isUniqueViolation } from 'src/common/errors/database-errors';
 import { ErrorCode } from 'src/common/errors/error-code';
-import {
-  GuildAccessService,
-  type GuildContext,
-  type MemberAccess,
-} from 'src/guilds/guild-access.service';
+import { GuildAccessService } from 'src/guilds/guild-access.service';
+import { type GuildContext, type MemberAccess } from 'src/guilds/guild-context';
 import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
 import { PermissionsService } from 'src/permissions/permissions.service';
 import { hasPerm } from 'src/permissions/permission-string';
