@@ -1,7 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-
-/** How the author of a revision was signed in. */
-export type RevisionSessionType = 'login' | 'api';
+import type { SessionType } from 'src/common/auth/authenticated-session';
 
 /** The operations a revision records. */
 export const REVISION_OPERATIONS = ['Create', 'Update', 'Delete', 'Reorder'] as const;
@@ -58,7 +56,7 @@ export class SettingsRevisionEntity {
   session_id!: string | null;
 
   @Column({ type: 'varchar', length: 8, nullable: true })
-  session_type!: RevisionSessionType | null;
+  session_type!: SessionType | null;
 
   /** The revision this one undid (a rollback), else null. */
   @Column({ type: 'integer', nullable: true })

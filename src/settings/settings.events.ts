@@ -1,9 +1,9 @@
 import {
   REVISION_OPERATIONS,
   type RevisionOperation,
-  type RevisionSessionType,
   type SettingsRevisionEntity,
 } from 'src/settings/settings-revision.entity';
+import type { SessionType } from 'src/common/auth/authenticated-session';
 
 export { REVISION_OPERATIONS, type RevisionOperation };
 
@@ -18,7 +18,7 @@ export interface RevisionSummary {
   key: Record<string, unknown> | null;
   operation: RevisionOperation;
   user_id: string;
-  session_type: RevisionSessionType | null;
+  session_type: SessionType | null;
   /** The columns whose value changed. */
   changed: string[];
   reverts: number | null;

@@ -14,10 +14,7 @@ import { hasPerm } from 'src/permissions/permission-string';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { diffRows } from 'src/settings/revision-diff';
 import { SettingsChangedEvent, summariseRevision } from 'src/settings/settings.events';
-import {
-  SettingsRevisionEntity,
-  type RevisionSessionType,
-} from 'src/settings/settings-revision.entity';
+import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
 import { SettingsCache, type GuildSettingsCache } from 'src/settings/settings-cache';
 import { GuildSettingsWriters } from 'src/settings/settings-lock';
 import { ChangeState } from 'src/settings/change-state';
@@ -48,12 +45,13 @@ import { MAX_VIEW_LIMIT } from 'src/settings/schema/validation-schema';
 import { denialMessage } from 'src/settings/settings-denials';
 import { Clock } from 'src/common/time/clock';
 import { summariseDetails } from 'src/common/validation/validation-details';
+import type { SessionType } from 'src/common/auth/authenticated-session';
 
 /** Who runs an operation: the user, and the session or API token used (none from the CLI). */
 export interface SettingsAuthor {
   userId: string;
   sessionId: string | null;
-  sessionType: RevisionSessionType | null;
+  sessionType: SessionType | null;
   /** A scoped API token's permission strings: the user's own are limited to them. */
   scope?: readonly string[];
 }

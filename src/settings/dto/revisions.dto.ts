@@ -7,9 +7,9 @@ import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflak
 import {
   REVISION_OPERATIONS,
   type RevisionOperation,
-  type RevisionSessionType,
   type RowDiff,
 } from 'src/settings/settings-revision.entity';
+import type { SessionType } from 'src/common/auth/authenticated-session';
 
 /** A page holds at most this many revisions. */
 export const MAX_REVISIONS_PAGE = 100;
@@ -176,7 +176,7 @@ export class RevisionDto {
   session_id!: string | null;
 
   @ApiProperty({ enum: ['login', 'api', null], nullable: true })
-  session_type!: RevisionSessionType | null;
+  session_type!: SessionType | null;
 
   /** The revision this change undid (a rollback), else null. */
   @ApiProperty({ type: 'integer', minimum: 1, nullable: true })
