@@ -101,11 +101,11 @@ describe('the settings engine’s row handling', () => {
 
   it('answers dates as ISO 8601, absent values as null, and hides columns hidden on View', () => {
     const entity = { id: 'k', role: '7', due: new Date('2026-01-02T03:04:05Z'), secret: 's' };
-    const forClient = toApi(setting(), entity, true);
+    const forClient = toApi(setting(), entity, 'client');
     expect(forClient).toMatchObject({ id: 'k', role: '7', due: '2026-01-02T03:04:05.000Z' });
     expect(forClient).not.toHaveProperty('secret');
     expect(forClient.channels).toBeNull();
-    expect(toApi(setting(), entity, false)).toHaveProperty('secret', 's');
+    expect(toApi(setting(), entity, 'all')).toHaveProperty('secret', 's');
   });
 
   it('reads and describes the primary key', () => {
@@ -123,19 +123,19 @@ describe('the settings engine’s row handling', () => {
 
   it('fills created_* on Create and last_updated_* always, only where declared', () => {
     const now = new Date('2026-01-02T03:04:05Z');
-    expect(autoFilled(setting(), '42', now, true)).toEqual({
+    expect(autoFilled(setting(), '42', now, 'created')).toEqual({
       created_at: now,
       created_by: '42',
       last_updated_at: now,
       last_updated_by: '42',
     });
-    expect(autoFilled(setting(), '42', now, false)).toEqual({
+    expect(autoFilled(setting(), '42', now, 'updated')).toEqual({
       last_updated_at: now,
       last_updated_by: '42',
     });
     const bare = setting();
     bare.schema = { ...bare.schema, columns: bare.schema.columns.slice(0, 2) };
-    expect(autoFilled(bare, '42', now, true)).toEqual({});
+    expect(autoFilled(bare, '42', now, 'created')).toEqual({});
   });
 
   it('orders rows by index_by, then by the primary key', () => {

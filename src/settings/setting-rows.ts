@@ -84,15 +84,21 @@ export function viewFilters(setting: RegisteredSetting, filters: SettingRow): Ob
   );
 }
 
-/** Entity → API row (dates as ISO 8601); with `forClient`, columns hidden on View are left out. */
+/**
+ * Which columns a row shows: `client`, as a View answers it (columns hidden on View left out);
+ * `all`, every stored column (for checks, revisions and rollbacks).
+ */
+export type RowColumns = 'client' | 'all';
+
+/** Entity → API row (dates as ISO 8601), with the columns `columns` names. */
 export function toApi(
   setting: RegisteredSetting,
   entity: ObjectLiteral,
-  forClient: boolean,
+  columns: RowColumns,
 ): SettingRow {
   const row: SettingRow = {};
   for (const column of storedColumns(setting)) {
-    if (forClient && column.hidden.includes('View')) continue;
+    if (columns === 'client' && column.hidden.includes('View')) continue;
     const value: unknown = entity[column.id];
     row[column.id] = value instanceof Date ? value.toISOString() : (value ?? null);
   }
@@ -134,7 +140,7 @@ export function autoFilled(
   setting: RegisteredSetting,
   userId: string,
   now: Date,
-  created: boolean,
+  change: 'created' | 'updated',
 ): ObjectLiteral {
   const declared = new Set(setting.schema.columns.map((column) => column.id));
   const values: Record<(typeof AUTO_COLUMNS)[number], unknown> = {
@@ -144,9 +150,9 @@ export function autoFilled(
     last_updated_by: userId,
   };
   return Object.fromEntries(
-    AUTO_COLUMNS.filter((id) => declared.has(id) && (created || id.startsWith('last_'))).map(
-      (id) => [id, values[id]],
-    ),
+    AUTO_COLUMNS.filter(
+      (id) => declared.has(id) && (change === 'created' || id.startsWith('last_')),
+    ).map((id) => [id, values[id]]),
   );
 }
 

@@ -158,7 +158,7 @@ export class SettingsRollbackService {
     const current = new Map<string, SettingRow | null>();
     for (const key of keys) {
       const row = await state.row(setting.entity, key);
-      current.set(stableJson(key), row ? toApi(setting, row, false) : null);
+      current.set(stableJson(key), row ? toApi(setting, row, 'all') : null);
     }
     const plan = rollbackPlan(
       setting.schema,

@@ -13,7 +13,7 @@ import type {
   SettingsExportDto,
 } from 'src/settings/dto/transfer.dto';
 import type { SettingRow } from 'src/settings/setting-definition';
-import { defaultOrder, keyOf, stableJson, toApi } from 'src/settings/setting-rows';
+import { defaultOrder, keyOf, stableJson, toApi, type RowColumns } from 'src/settings/setting-rows';
 import { RevisionFeed } from 'src/settings/revision-feed.service';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
 import { revisionDto } from 'src/settings/settings-revisions.service';
@@ -71,7 +71,7 @@ export class SettingsTransferService {
     const exported: Record<string, SettingRow[]> = {};
     for (const setting of this.transferable()) {
       if (!may(`${setting.schema.id}.view`)) continue;
-      const rows = await this.rowsOf(setting, guildId, true);
+      const rows = await this.rowsOf(setting, guildId, 'client');
       exported[setting.schema.id] = rows.map((row) => exportedRow(setting.schema, row));
     }
     if (Object.keys(exported).length === 0) {
@@ -160,7 +160,11 @@ export class SettingsTransferService {
       for (const id of referenced.roles) if (!context.role(id)) unknown.roles.add(id);
       for (const id of referenced.channels) if (!context.channel(id)) unknown.channels.add(id);
       // As the export reads them, so that an export imported back compares equal.
-      const plan = importPlan(setting.schema, wanted, await this.rowsOf(setting, guildId, true));
+      const plan = importPlan(
+        setting.schema,
+        wanted,
+        await this.rowsOf(setting, guildId, 'client'),
+      );
       entry.unchanged = plan.unchanged;
       entry.refused.push(
         ...plan.refused.map(({ key, reason }) => ({ key, operation: null, reasons: [reason] })),
@@ -269,13 +273,13 @@ export class SettingsTransferService {
   private async rowsOf(
     setting: RegisteredSetting,
     guildId: string,
-    forClient: boolean,
+    columns: RowColumns,
   ): Promise<SettingRow[]> {
     const rows = await this.dataSource.getRepository(setting.entity).find({
       where: { guild_id: guildId },
       order: setting.order ?? defaultOrder(setting),
     });
-    return rows.map((row) => toApi(setting, row, forClient));
+    return rows.map((row) => toApi(setting, row, columns));
   }
 }
 

@@ -626,7 +626,7 @@ export class SettingsService {
       take: limit ?? MAX_VIEW_LIMIT,
       skip: offset ?? 0,
     });
-    return rows.map((row) => toApi(setting, row, true));
+    return rows.map((row) => toApi(setting, row, 'client'));
   }
 
   /**
@@ -699,7 +699,7 @@ export class SettingsService {
         current.push(row);
       }
     }
-    const before = current.map((row) => toApi(setting, row, false));
+    const before = current.map((row) => toApi(setting, row, 'all'));
     if (setting.authorize) {
       const check = await setting.authorize({
         operation,
@@ -716,11 +716,11 @@ export class SettingsService {
     const guildId = caller.context.guild.id;
     const changed = (row: ObjectLiteral, values: ObjectLiteral): Effect => ({
       type: 'update',
-      key: keyOf(setting, toApi(setting, row, false)),
+      key: keyOf(setting, toApi(setting, row, 'all')),
       row: {
         ...row,
         ...values,
-        ...autoFilled(setting, userId, now, false),
+        ...autoFilled(setting, userId, now, 'updated'),
         ...(versioned && { [VERSION_COLUMN]: (row[VERSION_COLUMN] as number) + 1 }),
       },
     });
@@ -731,11 +731,11 @@ export class SettingsService {
         const row: ObjectLiteral = {
           ...toEntity(setting, items[0]),
           guild_id: guildId,
-          ...autoFilled(setting, userId, now, true),
+          ...autoFilled(setting, userId, now, 'created'),
           ...(versioned && { [VERSION_COLUMN]: 1 }),
         };
         effects = [{ type: 'insert', key: keyOf(setting, items[0]), row }];
-        data = toApi(setting, row, true);
+        data = toApi(setting, row, 'client');
         break;
       }
       case 'Update': {
@@ -743,18 +743,18 @@ export class SettingsService {
         const values = toEntity(setting, items[0]);
         delete values[VERSION_COLUMN];
         effects = [changed(current[0], values)];
-        data = toApi(setting, effects[0].type === 'update' ? effects[0].row : {}, true);
+        data = toApi(setting, effects[0].type === 'update' ? effects[0].row : {}, 'client');
         break;
       }
       case 'Delete':
-        effects = [{ type: 'delete', key: keyOf(setting, toApi(setting, current[0], false)) }];
+        effects = [{ type: 'delete', key: keyOf(setting, toApi(setting, current[0], 'all')) }];
         data = keyOf(setting, items[0]);
         break;
       case 'Reorder': {
         const indexBy = setting.schema.index_by as string;
         effects = current.map((row, i) => changed(row, { [indexBy]: items[i][indexBy] }));
         data = effects.map((effect) =>
-          toApi(setting, effect.type === 'update' ? effect.row : {}, true),
+          toApi(setting, effect.type === 'update' ? effect.row : {}, 'client'),
         );
         break;
       }
@@ -762,7 +762,7 @@ export class SettingsService {
     const changes: EntryChange[] = effects.map((effect, i) => ({
       key: effect.key,
       before: operation === 'Create' ? null : before[i],
-      after: effect.type === 'delete' ? null : toApi(setting, effect.row, false),
+      after: effect.type === 'delete' ? null : toApi(setting, effect.row, 'all'),
     }));
     return { data, changes, effects };
   }
