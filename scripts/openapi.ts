@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from 'src/app.module';
-import { createHttpAdapter, createOpenApiDocument } from 'src/app.setup';
+import { createOpenApiDocument } from 'src/app.openapi';
+import { createHttpAdapter } from 'src/app.setup';
 import { loadConfig } from 'src/config/app-config';
 
 /**

@@ -1,0 +1,188 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { HttpStatus } from '@nestjs/common';
+import { ErrorResponseDto } from 'src/common/errors/error-response.dto';
+import { ErrorCode } from 'src/common/errors/error-code';
+import { withSettingRequestBodies } from 'src/settings/settings-openapi';
+
+export const API_TITLE = 'Bot Management Service API';
+export const API_VERSION = '0.2.0';
+
+/**
+ * The OpenAPI document generated from the controllers, the DTOs and the registered settings (also
+ * written to openapi.json). Needs the initialized application.
+ */
+export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle(API_TITLE)
+    .setVersion(API_VERSION)
+    .setDescription(
+      'HTTP/JSON API behind a Discord moderation bot. Errors are always `{message, code}` JSON.',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'The token itself as the whole header value (what existing clients send).',
+      },
+      'PublicAuth',
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque token',
+        description: '`Authorization: Bearer <token>`',
+      },
+      'UserAuth',
+    )
+    // Relative: the service's own origin, wherever it runs (the document is served by it).
+    .addServer('/', 'This service');
+  for (const [name, description] of Object.entries(TAGS)) config.addTag(name, description);
+  const document = SwaggerModule.createDocument(app, config.build());
+  return withSettingRequestBodies(
+    withoutLoneAllOf(
+      withQueryTextRefusal(
+        withBodyLimit(
+          withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document))),
+        ),
+      ),
+    ),
+    app,
+  );
+}
+
+/** Every tag the operations use, with what it groups. */
+const TAGS: Readonly<Record<string, string>> = {
+  auth: 'Logging in with the chat platform (OAuth2)',
+  sessions: 'Login sessions and API tokens',
+  guilds: "The user's guilds, with roles, channels and effective permissions",
+  settings:
+    "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
+  stats: "The bot's shards and reach",
+  commands: "The bot's command catalog",
+  events:
+    "Server-Sent Events: a guild's settings changes and the bot's health, pushed as they happen",
+  config: 'Public configuration for clients',
+  health: 'Liveness and readiness probes',
+  demo: 'Demo mode only: logging in as a demo user without the platform',
+};
+
+type Operations = Record<string, { security?: object[]; summary?: string; responses?: object }>;
+
+function operationsOf(document: OpenAPIObject): Operations[] {
+  return Object.values(document.paths) as Operations[];
+}
+
+/**
+ * An operation without a security requirement is public (`@Public()`): it says so with
+ * `security: []`, which strict tools require instead of an absent list.
+ */
+function withExplicitSecurity(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem)) operation.security ??= [];
+  }
+  return document;
+}
+
+/**
+ * The generator wraps a property's `$ref` to a named enum in an `allOf` of one, which means the
+ * `$ref` itself: written as the `$ref` where nothing stands beside it.
+ */
+function withoutLoneAllOf(document: OpenAPIObject): OpenAPIObject {
+  for (const schema of Object.values(document.components?.schemas ?? {})) {
+    const properties = (schema as { properties?: Record<string, Record<string, unknown>> })
+      .properties;
+    for (const [name, property] of Object.entries(properties ?? {})) {
+      const { allOf, ...beside } = property as { allOf?: unknown[] };
+      if (Array.isArray(allOf) && allOf.length === 1 && Object.keys(beside).length === 0) {
+        properties![name] = allOf[0] as Record<string, unknown>;
+      }
+    }
+  }
+  return document;
+}
+
+/** Every operation that takes a body may answer 413 for one over the body limit (DESIGN §3). */
+function withBodyLimit(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem) as {
+      requestBody?: object;
+      responses?: object;
+    }[]) {
+      if (!operation.requestBody) continue;
+      (operation.responses as Record<string, object>)[String(HttpStatus.PAYLOAD_TOO_LARGE)] = {
+        description: 'Error: BadRequest (the body is over the size limit)',
+        content: {
+          'application/json': {
+            schema: { $ref: getSchemaPath(ErrorResponseDto) },
+            example: {
+              message: 'Request body is too large (the limit is 100 KiB)',
+              code: 'BadRequest',
+            },
+          },
+        },
+      };
+    }
+  }
+  return document;
+}
+
+/**
+ * Every operation may answer 400 for a query string holding text the database refuses (NUL, a lone
+ * surrogate): refused for every route in one place (`registerQueryTextCheck`), whether or not the
+ * route reads its query.
+ */
+function withQueryTextRefusal(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem)) {
+      const responses = (operation.responses ?? {}) as Record<string, object>;
+      responses[String(HttpStatus.BAD_REQUEST)] ??= {
+        description: 'Error: BadRequest',
+        content: {
+          'application/json': {
+            schema: { $ref: getSchemaPath(ErrorResponseDto) },
+            examples: { BadRequest: { value: { message: '…', code: ErrorCode.BadRequest } } },
+          },
+        },
+      };
+    }
+  }
+  return document;
+}
+
+/** A success response the code leaves undescribed is described by its operation's summary. */
+function withDescribedSuccess(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem)) {
+      const responses = (operation.responses ?? {}) as Record<string, { description?: string }>;
+      for (const [status, response] of Object.entries(responses)) {
+        if (status.startsWith('2') && !response.description) {
+          response.description = operation.summary ?? 'Success';
+        }
+      }
+    }
+  }
+  return document;
+}
+
+/**
+ * Security requirements declared on both a controller and one of its routes are listed twice by
+ * the generator; a repeated alternative means nothing, so each is kept once.
+ */
+function withoutRepeatedSecurity(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem)) {
+      if (!Array.isArray(operation?.security)) continue;
+      const seen = new Set<string>();
+      operation.security = operation.security.filter((requirement) => {
+        const key = JSON.stringify(requirement);
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
+    }
+  }
+  return document;
+}
