@@ -10,6 +10,8 @@ import {
 } from 'src/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
 import { hasPerm } from 'src/permissions/permission-string';
 
 /**
@@ -45,9 +47,32 @@ const memberKey = (userId: string): string => `member:${userId}`;
 /** Reads straight from the database. */
 const UNCACHED: PermissionReads = { get: (_key, loader) => loader() };
 
+/** Who asks: a user, and the permission strings of the API token they use, if it has a scope. */
+export interface PermissionCaller {
+  userId: string;
+  scope?: readonly string[];
+}
+
+/** A caller's permission data in a guild, as `may` resolves it. */
+export interface ResolvedCaller {
+  context: GuildContext;
+  guild: PermissionGuild;
+  /** The caller as a member (none of a non-member's stored overrides), with a token's scope. */
+  author: PermissionMember;
+  /** A non-member holds no permission strings, whatever is stored for them. */
+  isMember: boolean;
+}
+
+/** What a caller may do in a guild: a test of one permission string, and a refusal. */
+export interface PermissionTest {
+  (permission: string): boolean;
+  /** Throws 403 `Restricted` saying what is missing, unless the caller holds `permission`. */
+  require(permission: string): void;
+}
+
 /**
  * The bot's permission strings in a guild: the `guildroles` entries of the guild's Discord roles
- * and each member's `guildmembers` overrides. `may` answers any module's question ("may this member
+ * and each member's `guildmembers` overrides. `may` answers any module's question ("may this caller
  * do `lockdown.create` here?"); the lower-level methods serve the settings engine's edit checks.
  */
 @Injectable()
@@ -59,23 +84,62 @@ export class PermissionsService {
   ) {}
 
   /**
-   * Whether the user holds `permission` (a permission string such as `lockdown.create`) in the
-   * guild. A user who is not a member holds none. Throws the guild lookup's errors (404 when the
-   * bot is not in the guild).
+   * What the caller may do in the guild: the one way any module asks. The answer tests a
+   * permission string (`may('lockdown.create')`) and refuses one the caller lacks
+   * (`may.require('lockdown.create')`: 403 `Restricted`, naming a token's scope where that is what
+   * limits it). A non-member holds nothing; a scoped API token holds its user's permissions within
+   * its scope. Throws the guild lookup's errors (404 when the bot is not in the guild). `reads`: a
+   * cache of the guild's permission data (the settings engine passes its own), else the database.
    */
-  async may(guildId: string, userId: string, permission: string): Promise<boolean> {
-    return hasPerm(await this.permissionsOf(guildId, userId), permission);
+  async may(
+    guildId: string,
+    caller: PermissionCaller,
+    reads: PermissionReads = UNCACHED,
+  ): Promise<PermissionTest> {
+    return this.testFor(await this.resolve(guildId, caller, reads));
   }
 
-  /** The user's resolved permission strings in the guild; none for a non-member. */
-  async permissionsOf(guildId: string, userId: string): Promise<string[]> {
-    const context = await this.guilds.guildContext(guildId);
-    const access = await this.guilds.memberOf(context, userId);
-    if (!access) return [];
-    // Built afresh, outside the memos the settings engine's cached reads fill.
-    const guild = buildGuild(context, await loadEntries(this.roles, guildId));
-    const member = await this.member(guildId, userId, access.member.roles, UNCACHED);
-    return memberPermissions(guild, member);
+  /** The caller's permission data in the guild, read through `reads` (see `may`). */
+  async resolve(
+    guildId: string,
+    { userId, scope }: PermissionCaller,
+    reads: PermissionReads,
+  ): Promise<ResolvedCaller> {
+    const { context, user: access } = await this.guilds.withMember(guildId, userId);
+    const guild = await this.guild(context, reads);
+    const own = access
+      ? await this.member(guildId, userId, access.member.roles, reads)
+      : { userId, roles: [], overrides: [] };
+    return { context, guild, author: scope ? { ...own, scope } : own, isMember: access !== null };
+  }
+
+  /** `may`'s answer for a resolved caller. */
+  testFor(caller: ResolvedCaller): PermissionTest {
+    const test = (permission: string): boolean =>
+      this.holds(caller.guild, caller.author, permission);
+    return Object.assign(test, {
+      require: (permission: string): void => this.require(caller, permission),
+    });
+  }
+
+  /**
+   * Refuses (403 `Restricted`) a caller who does not hold `permission`. A token limited to a
+   * scope that lacks it is told so, whatever its user holds outside the scope: the answer never
+   * says which permissions those are.
+   */
+  require(caller: ResolvedCaller, permission: string): void {
+    if (this.holds(caller.guild, caller.author, permission)) return;
+    const { scope } = caller.author;
+    if (scope && !hasPerm(scope, permission)) {
+      throw new AppException(
+        ErrorCode.Restricted,
+        `This API token is limited to the permissions ${scope.join(', ')}; it cannot use ${permission}`,
+      );
+    }
+    throw new AppException(
+      ErrorCode.Restricted,
+      `You need the permission ${permission} in this guild`,
+    );
   }
 
   private readonly builtForChange = new WeakMap<

@@ -32,7 +32,7 @@ export class RevisionFeed {
    * token's scope applied). 404 for a guild the bot is not in, as for the settings themselves.
    */
   async viewer(guildId: string, session: AuthenticatedSession): Promise<SettingViewTest> {
-    const may = await this.settings.permissionsIn(guildId, authorOf(session));
+    const may = await this.settings.may(guildId, authorOf(session));
     return (setting) => may(`${setting}.view`);
   }
 

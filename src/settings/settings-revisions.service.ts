@@ -37,7 +37,7 @@ export class SettingsRevisionsService {
       const message = 'key needs setting: a primary key names an entry of one setting';
       throw new AppException(ErrorCode.BadRequest, message, [{ field: 'key', message }]);
     }
-    await this.settings.requirePermissionIn(guildId, author, HISTORY_PERMISSION);
+    (await this.settings.may(guildId, author)).require(HISTORY_PERMISSION);
     const limit = query.limit === undefined ? DEFAULT_REVISIONS_PAGE : Number(query.limit);
     const select = this.dataSource
       .getRepository(SettingsRevisionEntity)

@@ -73,7 +73,7 @@ export class SettingsRollbackService {
     author: SettingsAuthor,
     revision: number,
   ): Promise<Pick<SettingsRevisionEntity, 'revision' | 'setting' | 'key'>> {
-    await this.settings.requirePermissionIn(guildId, author, HISTORY_PERMISSION);
+    (await this.settings.may(guildId, author)).require(HISTORY_PERMISSION);
     const found = await this.dataSource.getRepository(SettingsRevisionEntity).findOne({
       select: { revision: true, setting: true, key: true },
       where: { guild_id: guildId, revision },
@@ -101,7 +101,7 @@ export class SettingsRollbackService {
     const writes = (['Create', 'Update', 'Delete'] as const).filter((operation) =>
       setting.schema.operations.includes(operation),
     );
-    const may = await this.settings.permissionsIn(guildId, author);
+    const may = await this.settings.may(guildId, author);
     if (!writes.some((operation) => may(`${settingId}.${operation.toLowerCase()}`))) {
       const needed = writes.map((operation) => `${settingId}.${operation.toLowerCase()}`);
       throw new AppException(

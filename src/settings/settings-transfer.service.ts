@@ -67,7 +67,7 @@ export class SettingsTransferService {
 
   /** Every configuration setting (one that offers Create) the caller holds `<setting>.view` in. */
   async export(guildId: string, author: SettingsAuthor): Promise<SettingsExportDto> {
-    const may = await this.settings.permissionsIn(guildId, author);
+    const may = await this.settings.may(guildId, author);
     const exported: Record<string, SettingRow[]> = {};
     for (const setting of this.transferable()) {
       if (!may(`${setting.schema.id}.view`)) continue;
@@ -112,7 +112,7 @@ export class SettingsTransferService {
       ]);
     }
     const context = await this.guilds.guildContext(guildId, author.userId);
-    const may = await this.settings.permissionsIn(guildId, author);
+    const may = await this.settings.may(guildId, author);
     const report: Record<string, SettingImportDto> = {};
     const unknown = { roles: new Set<string>(), channels: new Set<string>() };
     const writes: PlannedWrite[] = [];

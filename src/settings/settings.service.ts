@@ -9,8 +9,11 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { type GuildContext, type MemberAccess } from 'src/guilds/guild-context';
 import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
-import { PermissionsService } from 'src/permissions/permissions.service';
-import { hasPerm } from 'src/permissions/permission-string';
+import {
+  PermissionsService,
+  type PermissionTest,
+  type ResolvedCaller,
+} from 'src/permissions/permissions.service';
 import type { SettingRow } from 'src/settings/setting-definition';
 import { diffRows } from 'src/settings/revision-diff';
 import { SettingsChangedEvent, summariseRevision } from 'src/settings/settings.events';
@@ -135,11 +138,10 @@ function rejection(error: unknown): Promise<never> {
   return Promise.reject(error instanceof Error ? error : new Error(String(error)));
 }
 
-/** A non-member holds no permission strings (the owner is always a member). */
-function nonMember(userId: string): PermissionMember {
-  return { userId, roles: [], overrides: [] };
-}
+/** The caller of an operation, resolved: see `PermissionsService.resolve`. */
+type Caller = ResolvedCaller;
 
+/** `caller` built from memory: the same answer `PermissionsService.resolve` gives. */
 function callerOf(
   context: GuildContext,
   guild: PermissionGuild,
@@ -166,14 +168,6 @@ interface EntryChange {
   key: Record<string, unknown>;
   before: SettingRow | null;
   after: SettingRow | null;
-}
-
-interface Caller {
-  context: GuildContext;
-  guild: PermissionGuild;
-  author: PermissionMember;
-  /** A non-member holds no permission strings, whatever is stored for them. */
-  isMember: boolean;
 }
 
 /**
@@ -511,45 +505,22 @@ export class SettingsService {
     );
   }
 
-  /** What the caller may do in the guild: a test of one permission string (a token's scope applied). */
-  async permissionsIn(
-    guildId: string,
-    author: SettingsAuthor,
-  ): Promise<(permission: string) => boolean> {
-    const cache = await this.cache.forGuild(guildId);
-    const caller = await this.caller(guildId, author.userId, cache, author.scope);
-    const held = this.permissions.resolved(caller.guild, caller.author);
-    return (permission) => hasPerm(held, permission);
-  }
-
   /**
-   * Refuses a caller who does not hold `permission` in the guild (403 `Restricted`, naming a
-   * token's scope where that is what limits it); 404 for a guild the bot is not in.
+   * What the caller may do in the guild (`PermissionsService.may`, read through the guild's
+   * settings cache): a test of one permission string, and a refusal (`.require`).
    */
-  async requirePermissionIn(
-    guildId: string,
-    author: SettingsAuthor,
-    permission: string,
-  ): Promise<void> {
+  async may(guildId: string, author: SettingsAuthor): Promise<PermissionTest> {
     const cache = await this.cache.forGuild(guildId);
-    this.requirePermission(
-      await this.caller(guildId, author.userId, cache, author.scope),
-      permission,
-    );
+    return this.permissions.testFor(await this.caller(guildId, author.userId, cache, author.scope));
   }
 
-  private async caller(
+  private caller(
     guildId: string,
     userId: string,
     cache: GuildSettingsCache,
     scope: readonly string[] | undefined,
   ): Promise<Caller> {
-    const { context, user: member } = await this.guilds.withMember(guildId, userId);
-    const guild = await this.permissions.guild(context, cache);
-    const own = member
-      ? await this.permissions.member(guildId, userId, member.member.roles, cache)
-      : nonMember(userId);
-    return callerOf(context, guild, own, member, scope);
+    return this.permissions.resolve(guildId, { userId, scope }, cache);
   }
 
   /** `caller` from memory, synchronously; undefined when anything must be loaded. */
@@ -565,7 +536,7 @@ export class SettingsService {
     const guild = this.permissions.cachedGuild(context, cache);
     const own = member
       ? this.permissions.cachedMember(userId, member.member.roles, cache)
-      : nonMember(userId);
+      : { userId, roles: [], overrides: [] };
     return guild && own && callerOf(context, guild, own, member, scope);
   }
 
@@ -585,20 +556,7 @@ export class SettingsService {
   }
 
   private requirePermission(caller: Caller, permission: string): void {
-    if (this.permissions.holds(caller.guild, caller.author, permission)) return;
-    const { scope } = caller.author;
-    // A token limited to a scope that lacks the permission is told so, whatever its user holds
-    // outside the scope: the answer never says which permissions those are.
-    if (scope && !hasPerm(scope, permission)) {
-      throw new AppException(
-        ErrorCode.Restricted,
-        `This API token is limited to the permissions ${scope.join(', ')}; it cannot use ${permission}`,
-      );
-    }
-    throw new AppException(
-      ErrorCode.Restricted,
-      `You need the permission ${permission} in this guild`,
-    );
+    this.permissions.require(caller, permission);
   }
 
   /** The View answer as JSON, encoded. */

@@ -7,6 +7,13 @@ import { actor, GUILD, ok, ROLE } from 'test/settings/settings-support';
 describe('PermissionsService for other modules', () => {
   const t = useTestApp();
   const permissions = (): PermissionsService => t().app.get(PermissionsService);
+  /** `PermissionsService.may`, asked of one permission string. */
+  const may = async (
+    guildId: string,
+    userId: string,
+    permission: string,
+    scope?: string[],
+  ): Promise<boolean> => (await permissions().may(guildId, { userId, scope }))(permission);
 
   beforeAll(async () => {
     const owner = await actor(t(), DEMO_IDS.alice);
@@ -33,29 +40,23 @@ describe('PermissionsService for other modules', () => {
 
   it('answers from the role entries of the member’s Discord roles, negations included', async () => {
     // The demo user holds the Moderator role.
-    await expect(permissions().may(GUILD, DEMO_IDS.demoUser, 'lockdown.create')).resolves.toBe(
-      true,
-    );
-    await expect(permissions().may(GUILD, DEMO_IDS.demoUser, 'lockdown.delete')).resolves.toBe(
-      false,
-    );
-    await expect(permissions().may(GUILD, DEMO_IDS.demoUser, 'guildroles.view')).resolves.toBe(
-      false,
-    );
+    await expect(may(GUILD, DEMO_IDS.demoUser, 'lockdown.create')).resolves.toBe(true);
+    await expect(may(GUILD, DEMO_IDS.demoUser, 'lockdown.delete')).resolves.toBe(false);
+    await expect(may(GUILD, DEMO_IDS.demoUser, 'guildroles.view')).resolves.toBe(false);
   });
 
   it('answers from a member’s own overrides', async () => {
-    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.create')).resolves.toBe(true);
-    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.update')).resolves.toBe(false);
+    await expect(may(GUILD, DEMO_IDS.carol, 'lockdown.create')).resolves.toBe(true);
+    await expect(may(GUILD, DEMO_IDS.carol, 'lockdown.update')).resolves.toBe(false);
   });
 
   it('gives the guild owner everything', async () => {
-    await expect(permissions().may(GUILD, DEMO_IDS.alice, 'anything.at.all')).resolves.toBe(true);
+    await expect(may(GUILD, DEMO_IDS.alice, 'anything.at.all')).resolves.toBe(true);
   });
 
   it('gives a non-member nothing, even what was granted to them directly', async () => {
-    await expect(permissions().permissionsOf(GUILD, DEMO_IDS.dave)).resolves.toEqual([]);
-    await expect(permissions().may(GUILD, DEMO_IDS.dave, 'lockdown.view')).resolves.toBe(false);
+    await expect(may(GUILD, DEMO_IDS.dave, 'anything.at.all')).resolves.toBe(false);
+    await expect(may(GUILD, DEMO_IDS.dave, 'lockdown.view')).resolves.toBe(false);
   });
 
   it('sees a change made through the settings API at once', async () => {
@@ -66,12 +67,33 @@ describe('PermissionsService for other modules', () => {
         perm_overrides: ['lockdown.update'],
       }),
     );
-    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.update')).resolves.toBe(true);
-    await expect(permissions().may(GUILD, DEMO_IDS.carol, 'lockdown.create')).resolves.toBe(false);
+    await expect(may(GUILD, DEMO_IDS.carol, 'lockdown.update')).resolves.toBe(true);
+    await expect(may(GUILD, DEMO_IDS.carol, 'lockdown.create')).resolves.toBe(false);
+  });
+
+  it("limits an API token's caller to the token's scope, and says so when refusing", async () => {
+    await expect(may(GUILD, DEMO_IDS.alice, 'lockdown.view', ['lockdown.view'])).resolves.toBe(
+      true,
+    );
+    await expect(may(GUILD, DEMO_IDS.alice, 'commands.view', ['lockdown.view'])).resolves.toBe(
+      false,
+    );
+    const scoped = await permissions().may(GUILD, {
+      userId: DEMO_IDS.alice,
+      scope: ['lockdown.view'],
+    });
+    expect(() => scoped.require('commands.view')).toThrow(
+      'This API token is limited to the permissions lockdown.view; it cannot use commands.view',
+    );
+    const carol = await permissions().may(GUILD, { userId: DEMO_IDS.carol });
+    expect(() => carol.require('commands.update')).toThrow(
+      'You need the permission commands.update in this guild',
+    );
+    expect(() => carol.require('lockdown.update')).not.toThrow();
   });
 
   it('refuses a guild the bot is not in with 404 NotFound', async () => {
-    await expect(permissions().may('1', DEMO_IDS.alice, 'lockdown.view')).rejects.toMatchObject({
+    await expect(may('1', DEMO_IDS.alice, 'lockdown.view')).rejects.toMatchObject({
       code: 'NotFound',
       status: 404,
     });
