@@ -104,7 +104,7 @@ function withoutLoneAllOf(document: OpenAPIObject): OpenAPIObject {
   return document;
 }
 
-/** Every operation that takes a body may answer 413 for one over the body limit (DESIGN §3). */
+/** Every operation that takes a body may answer 413 for a body over the limit (docs/errors.md). */
 function withBodyLimit(document: OpenAPIObject): OpenAPIObject {
   for (const pathItem of operationsOf(document)) {
     for (const operation of Object.values(pathItem) as {

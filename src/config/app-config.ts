@@ -16,7 +16,7 @@ import {
 } from 'src/common/rate-limit/rate-limit-buckets';
 import { parseTrustProxy, type TrustProxy } from 'src/config/trust-proxy';
 
-/** The request body limit (DESIGN §3): larger bodies are refused before they are parsed. */
+/** The request body limit (docs/errors.md): larger bodies are refused before they are parsed. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
 /** PostgreSQL connections per instance unless DATABASE_POOL_SIZE says otherwise. */
 const DEFAULT_POSTGRES_POOL_SIZE = 10;

@@ -30,7 +30,7 @@ const MISSING_ACCESS = 50001;
 export const GUILD_PAGE = 200;
 
 /**
- * The chat platform's REST API: exactly the routes this service uses (DESIGN §8), on the bot
+ * The chat platform's REST API: exactly the routes this service uses (docs/platform.md), on the bot
  * token, a user's OAuth2 token or the OAuth2 client credentials.
  */
 export class PlatformClient {

@@ -171,7 +171,7 @@ interface EntryChange {
 }
 
 /**
- * The settings engine (DESIGN §7): for any declared setting, checks the operation, the caller's
+ * The engine (docs/settings-engine.md): for a declared setting, checks the operation, the caller's
  * `<setting>.<operation>` permission, the fields (its validation_template), references against the
  * live guild and the bot's permissions, then applies the change in one transaction with one
  * revision per entry changed, and answers `{type: "Ok", data}`.

@@ -35,7 +35,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, HttpStatus>> = {
   [ErrorCode.InternalError]: HttpStatus.INTERNAL_SERVER_ERROR,
 };
 
-/** Statuses a code may be sent with besides its own (DESIGN §3: an oversized body may be 413). */
+/** Statuses a code may be sent with besides its own (an oversized body: 413, docs/errors.md). */
 export const ALTERNATE_STATUSES: Readonly<Partial<Record<ErrorCode, readonly HttpStatus[]>>> = {
   [ErrorCode.BadRequest]: [HttpStatus.PAYLOAD_TOO_LARGE],
 };

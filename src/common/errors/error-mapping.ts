@@ -71,7 +71,7 @@ function fromHttpException(exception: HttpException, errorId: string): RenderedE
   const status = exception.getStatus() as HttpStatus;
   if (status >= HttpStatus.INTERNAL_SERVER_ERROR) return internalError(errorId);
   const code = codeForStatus(status);
-  // 413 keeps its status (DESIGN §3); every other status is the code's own.
+  // 413 keeps its status (docs/errors.md); every other status is the code's own.
   const sentStatus = status === HttpStatus.PAYLOAD_TOO_LARGE ? status : ERROR_STATUS[code];
   const message = FRAMEWORK_MESSAGES[status] ?? messageOf(exception);
   return { status: sentStatus, body: { message, code }, unexpected: false };

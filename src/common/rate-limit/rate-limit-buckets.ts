@@ -1,4 +1,4 @@
-/** The rate-limit buckets of DESIGN §10: who is counted, and the default budget per window. */
+/** Rate-limit buckets (docs/rate-limits.md): who is counted, and the default budget per window. */
 export const RATE_LIMIT_BUCKETS = {
   /** Requests without a session, per client IP. */
   anonymous: { scope: 'ip', limit: 60, windowSeconds: 60, env: 'RATE_LIMIT_ANONYMOUS' },

@@ -12,7 +12,7 @@ import {
 import { RedisConnection } from 'src/common/redis/redis.module';
 
 /**
- * Rate limits (DESIGN §10): named buckets counted on `@nestjs/throttler`'s storage, in Redis when
+ * Rate limits (docs/rate-limits.md): named buckets on `@nestjs/throttler`'s storage, in Redis when
  * `REDIS_URL` is set (shared by every instance, failing open) and in process otherwise.
  */
 @Global()

@@ -36,7 +36,7 @@ interface HeaderTarget {
 }
 
 /**
- * Counts requests in the named buckets of DESIGN §10 on the throttler's storage (in process, or
+ * Counts requests in named buckets (docs/rate-limits.md) on the throttler's storage (in process, or
  * Redis shared by every instance), and writes the `X-RateLimit-*` headers.
  */
 @Injectable()

@@ -1,5 +1,5 @@
 /**
- * A setting's schema as the API publishes it (DESIGN §7, the spec's Setting and Column objects).
+ * A setting's schema as published (the spec's Setting and Column objects; docs/settings-engine.md).
  * Modules declare settings as data of these types; the engine derives validation and storage
  * access from them.
  */
