@@ -108,9 +108,9 @@ type NamedMembers = ReadonlyMap<string, MemberAccess | null>;
 export const MAX_NAMED_MEMBERS = 25;
 
 /**
- * The most entries one change writes (an import, a restore, several writes at once): measured at
- * about 0.3 s of database time on the embedded engine, whose one connection every other request
- * waits for meanwhile (docs/request-costs.md).
+ * The most entries one change writes (an import, a restore, several writes at once): measured by
+ * `npm run bench:costs` at under 0.2 s on the embedded engine, whose one connection every other
+ * request waits for meanwhile (docs/request-costs.md).
  */
 export const MAX_CHANGE_ENTRIES = 500;
 
