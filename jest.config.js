@@ -26,7 +26,8 @@ module.exports = {
       ],
       testPathIgnorePatterns: ['\\.service\\.spec\\.ts$'],
     },
-    // A service with its real pure collaborators and simple fakes for I/O.
+    // A service with its real collaborators and, for the rows it stores, the real database
+    // (test/support/service-database.ts); the platform, and lookups a test must time, are faked.
     { ...shared, displayName: 'service', testMatch: ['<rootDir>/src/**/*.service.spec.ts'] },
     {
       ...shared,

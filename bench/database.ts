@@ -9,7 +9,10 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-/** A new empty database named `<prefix>_<time>` on BENCH_ADMIN_URL; null when it is unreachable. */
+/** Databases created by this process: part of each name, so two made in one millisecond differ. */
+let created = 0;
+
+/** A new empty database named `<prefix>_<time>_<n>` on BENCH_ADMIN_URL; null when it is unreachable. */
 export async function freshPostgresDatabase(prefix: string): Promise<BenchDatabase | null> {
   const admin = new Client({ connectionString: BENCH_ADMIN_URL, connectionTimeoutMillis: 2000 });
   try {
@@ -17,7 +20,7 @@ export async function freshPostgresDatabase(prefix: string): Promise<BenchDataba
   } catch {
     return null;
   }
-  const name = `${prefix}_${Date.now()}`;
+  const name = `${prefix}_${Date.now()}_${++created}`;
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const url = new URL(BENCH_ADMIN_URL);

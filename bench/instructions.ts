@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { BenchPlatform } from './bench-platform';
 import { SCENARIOS, type Scenario } from './scenarios';
+import { unusedPort } from 'test/support/ports';
 
 /**
  * `npm run bench:instructions`: user-space instructions per request, counted by valgrind's
@@ -98,7 +99,7 @@ async function startCounted(
   readyPath: string,
   args: readonly string[] = [],
 ): Promise<Counted> {
-  const port = 4900 + Math.floor(Math.random() * 500);
+  const port = await unusedPort();
   const outputDir = mkdtempSync(join(tmpdir(), 'bms-callgrind-'));
   const child = spawn(
     'valgrind',

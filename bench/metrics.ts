@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BenchPlatform } from './bench-platform';
 import { compareAlternating, requestsPerSecond, type Scenario } from './throughput';
+import { unusedPort } from 'test/support/ports';
 import {
   ROOT,
   startServiceProcess,
@@ -24,7 +25,7 @@ const TOKEN = 'bench-metrics-token-'.repeat(2);
 
 async function main(): Promise<void> {
   const platform = await BenchPlatform.start();
-  const metricsPort = 9400 + Math.floor(Math.random() * 400);
+  const metricsPort = await unusedPort();
   const services: ServiceProcess[] = [];
   try {
     const off = await startServiceProcess({

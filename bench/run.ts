@@ -1,5 +1,5 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +16,7 @@ import {
 import { prepareSoakMix } from './soak';
 import { BenchPlatform } from './bench-platform';
 import { residentMemory, rssMb, type ResidentMemory } from './resident-memory';
+import { unusedPort } from 'test/support/ports';
 import {
   ROOT,
   SERVICE_NODE_OPTIONS,
@@ -107,28 +108,42 @@ async function main(): Promise<void> {
 async function benchEngines(platform: BenchPlatform): Promise<EngineResults[]> {
   const results: EngineResults[] = [];
   if (ENGINES.includes('embedded')) {
-    results.push(await benchEngine('embedded (PGlite)', {}, platform));
+    const embedded = (): Promise<BenchData> => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'bms-bench-'));
+      return Promise.resolve({
+        env: { DATA_DIR: dataDir },
+        drop: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })),
+      });
+    };
+    results.push(await benchEngine('embedded (PGlite)', embedded, platform));
   }
-  const database = ENGINES.includes('postgres') ? await freshPostgresDatabase('bms_bench') : null;
-  if (database) {
-    try {
-      results.push(
-        await benchEngine(
-          'PostgreSQL',
-          {
-            DATABASE_URL: database.url,
-            TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
-          },
-          platform,
-        ),
-      );
-    } finally {
-      await database.drop();
-    }
-  } else if (ENGINES.includes('postgres')) {
+  if (!ENGINES.includes('postgres')) return results;
+  const postgres = async (): Promise<BenchData | null> => {
+    const database = await freshPostgresDatabase('bms_bench');
+    return (
+      database && {
+        env: {
+          DATABASE_URL: database.url,
+          TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+        },
+        drop: () => database.drop(),
+      }
+    );
+  };
+  const probe = await postgres();
+  if (!probe) {
     console.log(`PostgreSQL not reachable at ${BENCH_ADMIN_URL}: skipped`);
+    return results;
   }
+  await probe.drop();
+  results.push(await benchEngine('PostgreSQL', postgres as () => Promise<BenchData>, platform));
   return results;
+}
+
+/** A new, empty database for one service (a data directory, or a PostgreSQL database). */
+interface BenchData {
+  env: Record<string, string>;
+  drop(): Promise<void>;
 }
 
 /** `BENCH_SCENARIOS=config,@me` measures only the scenarios whose name contains one of the words. */
@@ -179,19 +194,27 @@ const START_LABELS: Readonly<Record<Boot['start'], string>> = {
 
 async function benchEngine(
   engine: string,
-  env: Record<string, string>,
+  freshData: () => Promise<BenchData>,
   platform: BenchPlatform,
 ): Promise<EngineResults> {
-  const engineEnv = { DATA_DIR: mkdtempSync(join(tmpdir(), 'bms-bench-')), ...env };
   // The default (demo mode), as `npm start` runs it: a first start on a new data directory (or
   // database), then a restart on it. Both are timed and measured.
-  const first = await startService(engine, 'first', engineEnv);
-  await stopServiceProcess(first.process);
-  const restarted = await startService(engine, 'restart', engineEnv);
-  await stopServiceProcess(restarted.process);
+  const demo = await freshData();
+  let boots: Boot[];
+  try {
+    const first = await startService(engine, 'first', demo.env);
+    await stopServiceProcess(first.process);
+    const restarted = await startService(engine, 'restart', demo.env);
+    await stopServiceProcess(restarted.process);
+    boots = [first.boot, restarted.boot];
+  } finally {
+    await demo.drop();
+  }
   // The measured service talks to the bench's platform, whose seed adds the bench guild, as a
-  // service in production talks to the real one.
-  const running = await startService(engine, 'live', { ...engineEnv, ...platform.serviceEnv() });
+  // service in production talks to the real one. Its database is new: the demo's bot reported
+  // its own guilds through the membership feed, which would answer 404 for the bench guild.
+  const live = await freshData();
+  const running = await startService(engine, 'live', { ...live.env, ...platform.serviceEnv() });
   const { process: service, baseUrl, inspectorPort } = running;
   try {
     const scenarios: Measured[] = [];
@@ -210,9 +233,10 @@ async function benchEngine(
         );
       }
     }
-    return { boots: [first.boot, restarted.boot], scenarios, soak: soaked, profiles };
+    return { boots, scenarios, soak: soaked, profiles };
   } finally {
     await stopServiceProcess(service);
+    await live.drop();
   }
 }
 
@@ -281,7 +305,7 @@ async function startBaseline(
   file: string,
   args: string[],
 ): Promise<{ url: string; process: ChildProcess }> {
-  const port = 4700 + Math.floor(Math.random() * 800);
+  const port = await unusedPort();
   const child = fork(join(__dirname, file), [String(port), ...args], { stdio: 'ignore' });
   await new Promise((resolve, reject) => {
     child.once('message', resolve);

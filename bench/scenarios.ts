@@ -31,7 +31,9 @@ export async function prepareGuildRoles(
       body: JSON.stringify({ setting: 'guildroles', operation, fields }),
     });
   // Another scenario may have created them already on this service.
-  const existing = (await (await exec('View', { limit: 100 })).json()) as { data: unknown[] };
+  const view = await exec('View', { limit: 100 });
+  if (!view.ok) throw new Error(`reading guildroles: ${view.status} ${await view.text()}`);
+  const existing = (await view.json()) as { data: unknown[] };
   if (existing.data.length === 0) {
     for (const [i, roleId] of BENCH_ROLE_IDS.entries()) {
       const res = await exec('Create', {

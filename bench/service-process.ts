@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { unusedPort } from 'test/support/ports';
 
 export const ROOT = join(__dirname, '..', '..');
 
@@ -26,12 +27,12 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts the built service as `npm start` does (rate limits off, loopback, a random port) and waits
+ * Starts the built service as `npm start` does (rate limits off, loopback, a free port) and waits
  * for a healthy /healthz. The inspector stays off until asked for (SIGUSR1).
  */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const port = 4100 + Math.floor(Math.random() * 500);
-  const inspectorPort = 5600 + Math.floor(Math.random() * 300);
+  const port = await unusedPort();
+  const inspectorPort = await unusedPort();
   const started = performance.now();
   const child = spawn(
     process.execPath,

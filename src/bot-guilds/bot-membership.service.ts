@@ -106,24 +106,14 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   }
 
   /**
-   * Whether the bot is in the guild, from memory; undefined when only the platform can tell (the
-   * feed is not live and nothing recent is remembered).
-   */
-  heldAnswer(guildId: string): boolean | undefined {
-    if (this.present.has(guildId)) return true;
-    if (this.isLive()) return false;
-    return this.cache.cached<Checked>(checkKey(guildId))?.in === true ? true : undefined;
-  }
-
-  /**
    * Whether the bot is in the guild. What memory does not settle costs one platform call that the
    * platform never counts as invalid, shared by concurrent requests and charged to `caller`'s
    * `guild-check` budget (429 when it is spent).
    */
   async isBotIn(guildId: string, caller: string | undefined): Promise<boolean> {
-    const held = this.heldAnswer(guildId);
-    if (held !== undefined) return held;
-    // Another instance may have learned it (the shared copy outlives this one's).
+    if (this.present.has(guildId)) return true;
+    if (this.isLive()) return false;
+    // Remembered by this instance, or learned by another (the shared copy outlives this one's).
     if ((await this.cache.peek<Checked>(checkKey(guildId)))?.in === true) return true;
     // Each caller pays for the check, even one that shares another's call.
     if (caller !== undefined) await this.charge(caller);

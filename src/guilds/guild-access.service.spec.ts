@@ -49,8 +49,8 @@ function memberLookup(id: string, user: APIGuildMember | null): Lookup<APIGuildM
 
 type Overrides = Partial<Record<keyof PlatformService | keyof BotMembershipService, unknown>>;
 
-/** What the membership feed says: the bot is in GUILD; memory cannot tell unless a test says so. */
-const MEMBERSHIP_KEYS = ['heldAnswer', 'isBotIn', 'refusedByPlatform'] as const;
+/** What the membership feed says: the bot is in GUILD. */
+const MEMBERSHIP_KEYS = ['isBotIn', 'refusedByPlatform'] as const;
 
 function service(
   now: string,
@@ -58,7 +58,6 @@ function service(
   overrides: Overrides = {},
 ): GuildAccessService {
   const membership = {
-    heldAnswer: () => undefined,
     isBotIn: (id: string) => Promise.resolve(id === GUILD),
     refusedByPlatform: () => Promise.resolve(),
     ...Object.fromEntries(
@@ -72,12 +71,6 @@ function service(
     getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
     getGuildMember: (_guild: string, id: string) => Promise.resolve(memberLookup(id, user)),
     rememberRefusal: () => Promise.resolve(),
-    // Nothing in memory unless a test says so.
-    cachedBotUser: () => undefined,
-    cachedGuild: () => undefined,
-    cachedGuildChannels: () => undefined,
-    cachedActiveThreads: () => undefined,
-    cachedGuildMember: () => undefined,
     ...overrides,
   } as unknown as PlatformService;
   const clock: Clock = { now: () => new Date(now), nowMs: () => Date.parse(now) };
@@ -202,7 +195,7 @@ describe('GuildAccessService platform calls', () => {
   });
 });
 
-describe('GuildAccessService reads from memory', () => {
+describe('GuildAccessService contexts', () => {
   const NOW = '2025-01-01T00:00:00.000Z';
   const user = member(USER, ['200']);
   const botMember = memberLookup(BOT, null);
@@ -210,117 +203,89 @@ describe('GuildAccessService reads from memory', () => {
     guild: found(guild),
     channels: found(channels.filter((c) => !isThread(c))),
     threads: found(channels.filter((c) => isThread(c))),
-    user: found(user),
   };
-  /** The platform's memory holding every answer the guild's context is built from. */
-  const inMemory = {
-    cachedBotUser: () => ({ id: BOT }),
-    heldAnswer: (id: string) => id === GUILD,
-    cachedGuild: () => stored.guild,
-    cachedGuildChannels: () => stored.channels,
-    cachedActiveThreads: () => stored.threads,
-    cachedGuildMember: (_guild: string, id: string) => (id === BOT ? botMember : stored.user),
+  /** The platform cache holding every answer: the same objects on every read. */
+  const cachedAnswers: Overrides = {
+    getGuild: () => Promise.resolve(stored.guild),
+    getGuildChannels: () => Promise.resolve(stored.channels),
+    getActiveThreads: () => Promise.resolve(stored.threads),
+    getGuildMember: (_guild: string, id: string) =>
+      Promise.resolve(id === BOT ? botMember : found(user)),
   };
 
-  it('builds the context guildContext builds, synchronously, when every part is in memory', async () => {
-    const access = service(NOW, user, inMemory);
-    const cached = access.cachedGuildContext(GUILD);
-    expect(cached?.channels.map((c) => c.id)).toEqual(['10', '11']);
-    expect(cached?.bot.highestRole.id).toBe('300');
-    // The same answers give the same context, whichever way it is asked for.
-    expect(await access.guildContext(GUILD)).toBe(cached);
-    expect(access.cachedMemberOf(cached!, USER)?.highestRole.id).toBe('200');
+  it('builds one context from the same cached answers, and a new one when an answer changes', async () => {
+    let answers = stored.channels;
+    const access = service(NOW, user, {
+      ...cachedAnswers,
+      getGuildChannels: () => Promise.resolve(answers),
+    });
+    const first = await access.guildContext(GUILD);
+    expect(first.channels.map((c) => c.id)).toEqual(['10', '11']);
+    expect(first.bot.highestRole.id).toBe('300');
+    expect((await access.withMember(GUILD, USER)).context).toBe(first);
+    answers = found(channels.filter((c) => !isThread(c) && c.id !== '10'));
+    const second = await access.guildContext(GUILD);
+    expect(second).not.toBe(first);
+    expect(second.channels.map((c) => c.id)).toEqual([]);
   });
 
-  it.each([
-    ['the bot user', { cachedBotUser: () => undefined }],
-    ['whether the bot is in the guild', { heldAnswer: () => undefined }],
-    ['a guild the bot is not in', { heldAnswer: () => false }],
-    ['the guild', { cachedGuild: () => undefined }],
-    ['a guild not found', { cachedGuild: () => ({ found: false, missing: 'guild' }) }],
-    ['the channels', { cachedGuildChannels: () => undefined }],
-    ['the threads', { cachedActiveThreads: () => undefined }],
-    ["the bot's member", { cachedGuildMember: () => undefined }],
-  ])('leaves it to guildContext when %s is not in memory', (_missing, override) => {
-    expect(service(NOW, user, { ...inMemory, ...override }).cachedGuildContext(GUILD)).toBe(
-      undefined,
-    );
-  });
-
-  /** The platform's loading reads, each recording that it was asked. */
-  function loadingReads(asked: string[]): Overrides {
-    const record =
-      <A extends unknown[], T>(name: string, answer: (...args: A) => T) =>
-      (...args: A): Promise<T> => {
-        asked.push(name);
-        return Promise.resolve(answer(...args));
-      };
-    return {
-      getBotUser: record('getBotUser', () => ({ id: BOT })),
-      isBotIn: record('isBotIn', (id: string) => id === GUILD),
-      getGuild: record('getGuild', () => stored.guild),
-      getGuildChannels: record('getGuildChannels', () => stored.channels),
-      getActiveThreads: record('getActiveThreads', () => stored.threads),
-      getGuildMember: record('getGuildMember', (_guild: string, id: string) =>
-        id === BOT ? botMember : stored.user,
-      ),
+  it('builds a new context once the last is a second old, so timeouts are judged afresh', async () => {
+    let now = NOW;
+    const platform = { ...cachedAnswers };
+    const access = service(NOW, user, platform);
+    (access as unknown as { clock: Clock }).clock = {
+      now: () => new Date(now),
+      nowMs: () => Date.parse(now),
     };
-  }
+    const first = await access.guildContext(GUILD);
+    now = '2025-01-01T00:00:00.999Z';
+    expect(await access.guildContext(GUILD)).toBe(first);
+    now = '2025-01-01T00:00:01.000Z';
+    expect(await access.guildContext(GUILD)).not.toBe(first);
+  });
 
   it.each([
-    ['the bot user', { cachedBotUser: () => undefined }, ['getBotUser', 'getGuildMember']],
-    ['whether the bot is in the guild', { heldAnswer: () => undefined }, ['isBotIn']],
-    ['the guild', { cachedGuild: () => undefined }, ['getGuild']],
-    ['the channels', { cachedGuildChannels: () => undefined }, ['getGuildChannels']],
-    ['the threads', { cachedActiveThreads: () => undefined }, ['getActiveThreads']],
+    ['a guild not found', { getGuild: () => Promise.resolve({ found: false, missing: 'guild' }) }],
     [
-      "the bot's member",
-      {
-        cachedGuildMember: (_guild: string, id: string) => (id === BOT ? undefined : stored.user),
-      },
-      ['getGuildMember'],
+      'channels not found',
+      { getGuildChannels: () => Promise.resolve({ found: false, missing: 'guild' }) },
     ],
-    ['nothing', {}, []],
-  ])(
-    'guildContext loads only what memory lacks (%s), so each answer is read once',
-    async (_missing, override, expected) => {
-      const asked: string[] = [];
-      const access = service(NOW, user, { ...inMemory, ...override, ...loadingReads(asked) });
-      const context = await access.guildContext(GUILD);
-      expect(asked).toEqual(expected);
-      expect(context.channels.map((c) => c.id)).toEqual(['10', '11']);
-      expect(context.bot.highestRole.id).toBe('300');
-    },
-  );
+    [
+      "the bot's member not found",
+      {
+        getGuildMember: (_guild: string, id: string) =>
+          Promise.resolve(id === BOT ? { found: false, missing: 'member' } : found(user)),
+      },
+    ],
+  ])('answers NotFound for %s', async (_case, override) => {
+    const access = service(NOW, user, { ...cachedAnswers, ...override });
+    await expect(access.guildContext(GUILD)).rejects.toMatchObject({
+      code: 'NotFound',
+      message: 'The bot is not in this guild',
+    });
+  });
 
-  it.each([
-    ['a guild the bot is not in', { heldAnswer: () => false }],
-    ['a guild not found', { cachedGuild: () => ({ found: false, missing: 'guild' }) }],
-    ['channels not found', { cachedGuildChannels: () => ({ found: false, missing: 'guild' }) }],
-  ])(
-    'guildContext answers NotFound from memory for %s, loading nothing',
-    async (_case, override) => {
-      const asked: string[] = [];
-      const access = service(NOW, user, { ...inMemory, ...override, ...loadingReads(asked) });
-      await expect(access.guildContext(GUILD)).rejects.toMatchObject({
-        code: 'NotFound',
-        message: 'The bot is not in this guild',
-      });
-      expect(asked).toEqual([]);
-    },
-  );
-
-  it('tells a member, a non-member and a member not in memory apart', async () => {
-    const context = await service(NOW, user).guildContext(GUILD);
-    const lookups: Record<string, Lookup<APIGuildMember> | undefined> = {
+  it('tells a member and a non-member apart, charging only a lookup the platform answers', async () => {
+    const context = await service(NOW, user, cachedAnswers).guildContext(GUILD);
+    const lookups: Record<string, Lookup<APIGuildMember>> = {
       [USER]: found(user),
       '501': { found: false, missing: 'member' },
     };
+    const budgets: unknown[] = [];
     const access = service(NOW, user, {
-      cachedGuildMember: (_guild: string, id: string) => lookups[id],
+      getGuildMember: (
+        _guild: string,
+        id: string,
+        options: { beforeCall?: () => Promise<void> },
+      ) => {
+        budgets.push(options.beforeCall);
+        return Promise.resolve(lookups[id]);
+      },
     });
-    expect(access.cachedMemberOf(context, USER)?.userId).toBe(USER);
-    expect(access.cachedMemberOf(context, '501')).toBeNull();
-    expect(access.cachedMemberOf(context, '502')).toBeUndefined();
+    const charge = (): Promise<void> => Promise.resolve();
+    expect((await access.memberOf(context, USER, charge))?.highestRole.id).toBe('200');
+    expect(await access.memberOf(context, '501', charge)).toBeNull();
+    // The budget goes to the platform service, which runs it only before a call it makes.
+    expect(budgets).toEqual([charge, charge]);
   });
 });

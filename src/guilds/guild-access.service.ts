@@ -5,7 +5,6 @@ import type {
   APIGuild,
   APIGuildMember,
   APIThreadChannel,
-  APIUser,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
 import { allSettled } from 'src/common/async/all-settled';
@@ -16,17 +15,6 @@ import { GuildContext, type MemberAccess, type MemberGuildAccess } from 'src/gui
 import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
-
-/** The platform answers a guild's context is built from; those memory does not hold are absent. */
-interface PlatformAnswers {
-  bot?: APIUser;
-  /** Whether the bot is in the guild, when memory can tell. */
-  botIn?: boolean;
-  guild?: Lookup<APIGuild>;
-  channels?: Lookup<RESTGetAPIGuildChannelsResult>;
-  threads?: Lookup<APIThreadChannel[]>;
-  botMember?: Lookup<APIGuildMember>;
-}
 
 const CONTEXT_REUSE_MS = 1_000;
 const BOT_NOT_IN_GUILD = 'The bot is not in this guild';
@@ -54,52 +42,13 @@ export class GuildAccessService {
   ) {}
 
   /**
-   * The guild as the bot sees it; 404 `NotFound` when the bot is not in it. What memory holds is
-   * used as it is, and only the rest is loaded, all at once. `caller` (a user id) pays for a
-   * membership check the platform must answer (docs/bot-membership.md).
+   * The guild as the bot sees it; 404 `NotFound` when the bot is not in it. Its parts are asked
+   * at once (each answered from the platform cache when it holds it). `caller` (a user id) pays for
+   * a membership check the platform must answer (docs/bot-membership.md).
    */
   async guildContext(guildId: string, caller?: string): Promise<GuildContext> {
-    const held = this.platformAnswersInMemory(guildId);
-    const ready = this.contextOfAnswers(held);
-    if (ready) return ready;
-    await this.requireBotIn(guildId, held, caller);
-    return this.loadContext(guildId, held);
-  }
-
-  /**
-   * The guild as `guildContext` answers it, when everything it is built from is in memory (the
-   * common case), read synchronously; undefined when something must be loaded or is not found
-   * (`guildContext` answers those, with its errors).
-   */
-  cachedGuildContext(guildId: string): GuildContext | undefined {
-    return this.contextOfAnswers(this.platformAnswersInMemory(guildId));
-  }
-
-  /**
-   * The platform answers a guild's context is built from, as far as memory holds them. For a guild
-   * the bot is known not to be in, nothing more is read.
-   */
-  private platformAnswersInMemory(guildId: string): PlatformAnswers {
-    const bot = this.platform.cachedBotUser();
-    const botIn = this.membership.heldAnswer(guildId);
-    if (botIn === false) return { bot, botIn };
-    return {
-      bot,
-      botIn,
-      guild: this.platform.cachedGuild(guildId),
-      channels: this.platform.cachedGuildChannels(guildId),
-      threads: this.platform.cachedActiveThreads(guildId),
-      botMember: bot && this.platform.cachedGuildMember(guildId, bot.id),
-    };
-  }
-
-  /** The context, when the answers are all there and all found; undefined otherwise. */
-  private contextOfAnswers(held: PlatformAnswers): GuildContext | undefined {
-    const { botIn, guild, channels, threads, botMember } = held;
-    if (!botIn || !guild?.found || !channels?.found || !threads?.found || !botMember?.found) {
-      return undefined;
-    }
-    return this.contextFrom(guild, [channels, threads, botMember]);
+    await this.assertBotIn(guildId, caller);
+    return this.loadContext(guildId);
   }
 
   /**
@@ -117,11 +66,9 @@ export class GuildAccessService {
     guildId: string,
     userId: string,
   ): Promise<{ context: GuildContext; user: MemberAccess | null }> {
-    const held = this.platformAnswersInMemory(guildId);
-    const ready = this.contextOfAnswers(held);
-    if (!ready) await this.requireBotIn(guildId, held, userId);
+    await this.assertBotIn(guildId, userId);
     const [context, member] = await allSettled([
-      ready ?? this.loadContext(guildId, held),
+      this.loadContext(guildId),
       this.platform.getGuildMember(guildId, userId),
     ]);
     // "No such guild" for the member of a guild held as found: an answer from before the bot
@@ -134,37 +81,27 @@ export class GuildAccessService {
   }
 
   /**
-   * 404 `NotFound` unless the bot is in the guild; nothing else about the guild is loaded. `caller`
-   * pays for a check the platform must answer.
+   * 404 `NotFound` unless the bot is in the guild; nothing else about the guild is loaded. Every
+   * id the bot is not in is answered without a platform call about that guild (the platform
+   * counts its refusals against the bot). `caller` pays for a check the platform must answer.
    */
   async assertBotIn(guildId: string, caller?: string): Promise<void> {
-    await this.requireBotIn(guildId, this.platformAnswersInMemory(guildId), caller);
+    if (!(await this.membership.isBotIn(guildId, caller))) {
+      throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
+    }
   }
 
   /**
-   * Membership first, from memory when it can tell: every id the bot is not in is answered 404
-   * without a platform call about that guild (the platform counts its refusals against the bot).
+   * The guild, its parts and the bot's member, all asked at once. A guild the platform refuses is
+   * marked left at once.
    */
-  private async requireBotIn(
-    guildId: string,
-    held: PlatformAnswers,
-    caller: string | undefined,
-  ): Promise<void> {
-    const botIn = held.botIn ?? (await this.membership.isBotIn(guildId, caller));
-    if (!botIn) throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
-  }
-
-  /**
-   * The guild, its parts and the bot's member, all asked at once (those memory holds, `held`, are
-   * used as they are). A guild the platform refuses is marked left at once.
-   */
-  private async loadContext(guildId: string, held: PlatformAnswers): Promise<GuildContext> {
-    const bot = held.bot ?? (await this.platform.getBotUser());
+  private async loadContext(guildId: string): Promise<GuildContext> {
+    const bot = await this.platform.getBotUser();
     const [guild, ...parts] = await allSettled([
-      held.guild ?? this.platform.getGuild(guildId),
-      held.channels ?? this.platform.getGuildChannels(guildId),
-      held.threads ?? this.platform.getActiveThreads(guildId),
-      held.botMember ?? this.platform.getGuildMember(guildId, bot.id),
+      this.platform.getGuild(guildId),
+      this.platform.getGuildChannels(guildId),
+      this.platform.getActiveThreads(guildId),
+      this.platform.getGuildMember(guildId, bot.id),
     ]);
     if (!guild.found) return this.refused(guildId);
     return this.contextFrom(guild, parts);
@@ -222,18 +159,10 @@ export class GuildAccessService {
     userId: string,
     beforeCall?: () => Promise<void>,
   ): Promise<MemberAccess | null> {
-    const cached = this.cachedMemberOf(context, userId);
-    if (cached !== undefined) return cached;
     return accessIn(
       context,
       await this.platform.getGuildMember(context.guild.id, userId, { beforeCall }),
     );
-  }
-
-  /** `memberOf` from memory, synchronously; undefined when the member must be looked up. */
-  cachedMemberOf(context: GuildContext, userId: string): MemberAccess | null | undefined {
-    const member = this.platform.cachedGuildMember(context.guild.id, userId);
-    return member && accessIn(context, member);
   }
 }
 

@@ -22,11 +22,6 @@ export interface PermissionReads {
   get<T>(key: string, loader: () => Promise<T>): Promise<T>;
 }
 
-/** A cache's synchronous side: what `get` would answer from memory, or undefined. */
-export interface CachedPermissionReads {
-  cached<T>(key: string): T | undefined;
-}
-
 const ROLE_ENTRIES_KEY = 'role-entries';
 
 /**
@@ -190,12 +185,6 @@ export class PermissionsService {
     return { userId, roles: discordRoles, overrides: stored?.perm_overrides ?? [] };
   }
 
-  /** `guild` from the cache's memory, synchronously; undefined when the entries must be read. */
-  cachedGuild(context: GuildContext, via: CachedPermissionReads): PermissionGuild | undefined {
-    const entries = via.cached<StoredEntry[]>(ROLE_ENTRIES_KEY);
-    return entries && this.builtGuild(context, entries);
-  }
-
   /** The same context and the same cached entries give the same answer: built once. */
   private builtGuild(context: GuildContext, entries: readonly StoredEntry[]): PermissionGuild {
     const built = this.built.get(context);
@@ -252,16 +241,6 @@ export class PermissionsService {
       return stored?.perm_overrides ?? [];
     });
     return { userId, roles: discordRoles, overrides };
-  }
-
-  /** `member` from the cache's memory, synchronously; undefined when the row must be read. */
-  cachedMember(
-    userId: string,
-    discordRoles: readonly string[],
-    via: CachedPermissionReads,
-  ): PermissionMember | undefined {
-    const overrides = via.cached<string[]>(memberKey(userId));
-    return overrides && { userId, roles: discordRoles, overrides };
   }
 }
 

@@ -96,29 +96,6 @@ export class PlatformService implements OnApplicationBootstrap {
     );
   }
 
-  // What is in memory, read synchronously (undefined when a load is needed): a request served
-  // from memory then waits on no promise. The methods above answer the same, loading if needed.
-
-  cachedBotUser(): APIUser | undefined {
-    return this.knownBotUser;
-  }
-
-  cachedGuild(guildId: string): Lookup<APIGuild> | undefined {
-    return this.cache.cached(guildKey(guildId));
-  }
-
-  cachedGuildChannels(guildId: string): Lookup<RESTGetAPIGuildChannelsResult> | undefined {
-    return this.cache.cached(channelsKey(guildId));
-  }
-
-  cachedActiveThreads(guildId: string): Lookup<APIThreadChannel[]> | undefined {
-    return this.cache.cached(threadsKey(guildId));
-  }
-
-  cachedGuildMember(guildId: string, userId: string): Lookup<APIGuildMember> | undefined {
-    return this.cache.cached(memberKey(guildId, userId));
-  }
-
   /**
    * Which of `guildIds` the bot is in, read from the bot's own guild list in the ranges that hold
    * them: the list is sorted by id, so one page from the smallest id not yet settled settles every

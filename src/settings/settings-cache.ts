@@ -21,10 +21,6 @@ export interface GuildSettingsCache {
    * they are: a large View is then written to the socket without being encoded again per read.
    */
   getEncoded(key: string, loader: () => Promise<string>): Promise<Buffer>;
-  /** What `get` would answer from memory, synchronously; undefined when it must load. */
-  cached<T>(key: string): T | undefined;
-  /** What `getEncoded` would answer from memory, synchronously; undefined when it must load. */
-  cachedEncoded(key: string): Buffer | undefined;
 }
 
 /**
@@ -61,16 +57,7 @@ export class SettingsCache {
 
   /** The guild's cache at its current version; without a readable version, a pass-through. */
   async forGuild(guildId: string): Promise<GuildSettingsCache> {
-    return this.cachedForGuild(guildId) ?? this.atVersion(guildId, await this.version(guildId));
-  }
-
-  /**
-   * `forGuild` synchronously, when the version is known without asking Redis (no Redis: this
-   * process makes every change); undefined otherwise.
-   */
-  cachedForGuild(guildId: string): GuildSettingsCache | undefined {
-    if (this.redis.client) return undefined;
-    return this.atVersion(guildId, this.localVersion(guildId));
+    return this.atVersion(guildId, await this.version(guildId));
   }
 
   private atVersion(guildId: string, version: string | null): GuildSettingsCache {
@@ -87,8 +74,6 @@ export class SettingsCache {
         this.encoded.set(versioned(key), bytes);
         return bytes;
       },
-      cached: (key) => (version === null ? undefined : this.cache.cached(versioned(key))),
-      cachedEncoded: (key) => (version === null ? undefined : this.encoded.get(versioned(key))),
     };
   }
 
@@ -104,13 +89,9 @@ export class SettingsCache {
     }
   }
 
-  private localVersion(guildId: string): string {
-    return String(this.localVersions.get(guildId) ?? 0);
-  }
-
   private async version(guildId: string): Promise<string | null> {
     const client = this.redis.client;
-    if (!client) return this.localVersion(guildId);
+    if (!client) return String(this.localVersions.get(guildId) ?? 0);
     try {
       return (await client.get(this.versionPrefix + guildId)) ?? '0';
     } catch {

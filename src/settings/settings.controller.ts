@@ -52,7 +52,7 @@ export class SettingsController {
     @CurrentSession() session: AuthenticatedSession,
     @GuildId() guildId: string,
     @Body() body: ExecuteSettingDto,
-  ): Buffer | Promise<Buffer> {
+  ): Promise<Buffer> {
     return this.settings.execute(guildId, authorOf(session), body);
   }
 }

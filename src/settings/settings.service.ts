@@ -8,7 +8,7 @@ import { isUniqueViolation } from 'src/common/errors/database-errors';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { type GuildContext, type MemberAccess } from 'src/guilds/guild-context';
-import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
+import type { PermissionMember } from 'src/permissions/edit-checks';
 import {
   PermissionsService,
   type PermissionTest,
@@ -133,24 +133,8 @@ interface PlannedWrite {
   effects: Effect[];
 }
 
-/** What was thrown, as a rejection: callers of a promise-returning method expect no throw. */
-function rejection(error: unknown): Promise<never> {
-  return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-}
-
 /** The caller of an operation, resolved: see `PermissionsService.resolve`. */
 type Caller = ResolvedCaller;
-
-/** `caller` built from memory: the same answer `PermissionsService.resolve` gives. */
-function callerOf(
-  context: GuildContext,
-  guild: PermissionGuild,
-  own: PermissionMember,
-  member: MemberAccess | null,
-  scope: readonly string[] | undefined,
-): Caller {
-  return { context, guild, author: scope ? { ...own, scope } : own, isMember: member !== null };
-}
 
 /** Where a View's answer is cached: the setting and the query. */
 function viewKey(setting: RegisteredSetting, fields: unknown): string {
@@ -202,45 +186,9 @@ export class SettingsService {
   /**
    * Runs one operation and answers its JSON (`{"type":"Ok","data":…}`), encoded: a View answer
    * comes from the guild's cache that way, so repeated reads of a large setting are neither
-   * serialised nor encoded again. A View whose answer and caller are all in memory is answered
-   * synchronously, without a promise per request; a refusal is a rejection either way.
+   * serialised nor encoded again.
    */
-  execute(
-    guildId: string,
-    author: SettingsAuthor,
-    request: SettingsRequest,
-  ): Buffer | Promise<Buffer> {
-    if (request.operation === 'View') {
-      try {
-        const answer = this.viewFromMemory(guildId, author, request);
-        if (answer) return answer;
-      } catch (error) {
-        return rejection(error);
-      }
-    }
-    return this.executeLoading(guildId, author, request);
-  }
-
-  /**
-   * A View whose caller is in memory (the same checks, in the same order): its answer from memory,
-   * or loaded for this caller; undefined when the caller must be loaded.
-   */
-  private viewFromMemory(
-    guildId: string,
-    author: SettingsAuthor,
-    request: SettingsRequest,
-  ): Buffer | Promise<Buffer> | undefined {
-    const cache = this.cache.cachedForGuild(guildId);
-    const caller = cache && this.cachedCaller(guildId, author.userId, cache, author.scope);
-    if (!cache || !caller) return undefined;
-    const { setting, fields } = this.checked(caller, request);
-    return (
-      cache.cachedEncoded(viewKey(setting, fields)) ?? this.view(setting, guildId, fields, cache)
-    );
-  }
-
-  /** `execute`, reading or loading whatever it needs. */
-  private async executeLoading(
+  async execute(
     guildId: string,
     author: SettingsAuthor,
     request: SettingsRequest,
@@ -521,23 +469,6 @@ export class SettingsService {
     scope: readonly string[] | undefined,
   ): Promise<Caller> {
     return this.permissions.resolve(guildId, { userId, scope }, cache);
-  }
-
-  /** `caller` from memory, synchronously; undefined when anything must be loaded. */
-  private cachedCaller(
-    guildId: string,
-    userId: string,
-    cache: GuildSettingsCache,
-    scope: readonly string[] | undefined,
-  ): Caller | undefined {
-    const context = this.guilds.cachedGuildContext(guildId);
-    const member = context && this.guilds.cachedMemberOf(context, userId);
-    if (!context || member === undefined) return undefined;
-    const guild = this.permissions.cachedGuild(context, cache);
-    const own = member
-      ? this.permissions.cachedMember(userId, member.member.roles, cache)
-      : { userId, roles: [], overrides: [] };
-    return guild && own && callerOf(context, guild, own, member, scope);
   }
 
   /** The caller's permission data as the change sees it (its own earlier writes applied). */

@@ -170,21 +170,22 @@ describe('SharedCache lifetimes', () => {
   });
 });
 
-describe('SharedCache.cached (synchronous reads)', () => {
-  it('answers what getOrLoad would answer from memory, and nothing else', async () => {
+describe('SharedCache memory hits', () => {
+  const fresh = (): Promise<string> => Promise.resolve('loaded again');
+
+  it('answers a fresh value from memory, null and "not found" answers included', async () => {
     const clock = manualClock();
     const shared = clockedCache(clock.now);
-    expect(shared.cached('k')).toBeUndefined();
     await shared.getOrLoad('k', () => Promise.resolve({ found: false }));
     await shared.getOrLoad('nothing', () => Promise.resolve(null));
-    expect(shared.cached('k')).toEqual({ found: false });
-    expect(shared.cached('nothing')).toBeNull();
+    expect(await shared.getOrLoad('k', fresh)).toEqual({ found: false });
+    expect(await shared.getOrLoad('nothing', fresh)).toBeNull();
     await shared.delete('k');
-    expect(shared.cached('k')).toBeUndefined();
+    expect(await shared.getOrLoad('k', fresh)).toBe('loaded again');
     await shared.set('k', 'stored', 1_000);
-    expect(shared.cached('k')).toBe('stored');
+    expect(await shared.getOrLoad('k', fresh)).toBe('stored');
     clock.advance(1_001);
-    expect(shared.cached('k')).toBeUndefined();
+    expect(await shared.getOrLoad('k', fresh)).toBe('loaded again');
   });
 
   it('with Redis, answers from memory only when the cache keeps local copies', async () => {
@@ -195,8 +196,10 @@ describe('SharedCache.cached (synchronous reads)', () => {
     const sharedOnly = new SharedCache(redis, 'test:', { ...settings, localCopyWhenShared: false });
     await local.getOrLoad('k', () => Promise.resolve('value'));
     await sharedOnly.getOrLoad('k', () => Promise.resolve('value'));
-    expect(local.cached('k')).toBe('value');
-    expect(sharedOnly.cached('k')).toBeUndefined();
+    // Changed in Redis behind both: only the one without local copies sees it.
+    await redis.client!.set('test:spec:k', JSON.stringify('changed'), 'PX', 60_000);
+    expect(await local.getOrLoad('k', fresh)).toBe('value');
+    expect(await sharedOnly.getOrLoad('k', fresh)).toBe('changed');
   });
 });
 

@@ -126,8 +126,7 @@ export class SharedCache {
     options: CacheOptions<T> = {},
   ): Promise<T> {
     if (options.refresh !== true) {
-      // The common case, without fetch()'s promises and options: a fresh entry in memory.
-      const hit = this.cached<T>(key);
+      const hit = this.memoryHit<T>(key);
       if (hit !== undefined) return hit;
     }
     const { ttlMs = this.defaultTtlMs } = options;
@@ -171,11 +170,11 @@ export class SharedCache {
 
   /**
    * The fresh value in memory for `key`, when reads are answered from memory (always without
-   * Redis; with it, unless the cache keeps no local copies): what `getOrLoad` would answer without
-   * loading, read synchronously so that a request served from memory waits on no promise.
-   * Undefined when it is not there (a cached value is JSON, so never undefined itself).
+   * Redis; with it, unless the cache keeps no local copies): `getOrLoad`'s common case, without
+   * fetch()'s promises and options. Undefined when it is not there (a cached value is JSON, so
+   * never undefined itself).
    */
-  cached<T>(key: string): T | undefined {
+  private memoryHit<T>(key: string): T | undefined {
     if (!this.localCopyWhenShared && this.redis.client) return undefined;
     const hit = this.memory.get(key);
     if (!hit) return undefined;

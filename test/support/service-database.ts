@@ -1,0 +1,57 @@
+import { DataSource, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import { dataSourceOptions } from 'src/database/data-source.options';
+import { EMBEDDED_POOL_SIZE, EmbeddedPostgres } from 'src/database/embedded-postgres';
+import { createTestDatabase } from 'test/support/test-database';
+
+/** A real database for the service tier: the application's schema, by its migrations. */
+export interface ServiceDatabase {
+  readonly dataSource: DataSource;
+  /** Empties every table (not the migrations' record): each test starts from nothing. */
+  clear(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a database of the service's schema for one test file: an in-memory embedded one (PGlite,
+ * as `npm start` runs by default), or a fresh PostgreSQL database when `DATABASE_URL` names a
+ * server (as in CI). `entities` and `sql`: a fixture setting's entity and the statements that create
+ * its table, as a module's migration would.
+ */
+export async function openServiceDatabase({
+  entities = [],
+  sql = [],
+}: { entities?: EntityTarget<ObjectLiteral>[]; sql?: string[] } = {}): Promise<ServiceDatabase> {
+  const database = await createTestDatabase();
+  const embedded = database.engine === 'pglite' ? await EmbeddedPostgres.start(null) : null;
+  const options = dataSourceOptions(
+    embedded?.url ?? database.url,
+    database.engine,
+    embedded ? EMBEDDED_POOL_SIZE : 4,
+  );
+  const dataSource = new DataSource({
+    ...options,
+    entities: [...(options.entities as string[]), ...(entities as string[])],
+  });
+  try {
+    await dataSource.initialize();
+    await dataSource.runMigrations();
+    for (const statement of sql) await dataSource.query(statement);
+  } catch (error) {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await embedded?.stop();
+    await database.drop();
+    throw error;
+  }
+  const tables = dataSource.entityMetadatas.map((entity) => `"${entity.tableName}"`);
+  return {
+    dataSource,
+    clear: async () => {
+      await dataSource.query(`TRUNCATE ${tables.join(', ')}`);
+    },
+    close: async () => {
+      await dataSource.destroy();
+      await embedded?.stop();
+      await database.drop();
+    },
+  };
+}
