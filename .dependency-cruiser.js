@@ -55,13 +55,13 @@ const PUBLIC_API = {
   // and the per-setting request schemas it adds to the OpenAPI document.
   settings: [
     'settings.module',
-    'setting-definition',
+    'schema/settings-definition',
     'builtins/columns',
     'settings-openapi',
     'settings.commands',
     // What event streams read: committed changes, and the revisions to resume from.
     'settings.events',
-    'revision-feed.service',
+    'revisions/revision-feed.service',
   ],
   stats: [
     'stats.module',

@@ -10,7 +10,7 @@ import {
   type OpenStream,
   type StreamSocket,
 } from 'src/events/event-streams';
-import { RevisionFeed, type SettingViewTest } from 'src/settings/revision-feed.service';
+import { RevisionFeed, type SettingViewTest } from 'src/settings/revisions/revision-feed.service';
 import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/settings.events';
 
 /**

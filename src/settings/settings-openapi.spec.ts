@@ -3,12 +3,12 @@ import addFormats from 'ajv-formats';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
 import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
-import type { SettingProvider } from 'src/settings/setting-definition';
+import type { SettingProvider } from 'src/settings/schema/settings-definition';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
-import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
+import type { ExecutableOperation } from 'src/settings/schema/settings-schema';
 import { settingRequestSchemas, toOpenApi30 } from 'src/settings/settings-openapi';
-import type { RegisteredSetting } from 'src/settings/settings-registry';
+import type { RegisteredSetting } from 'src/settings/schema/settings-registry';
 
 function registered(provider: SettingProvider): RegisteredSetting {
   const schema = normalizeSchema(provider.definition.schema);

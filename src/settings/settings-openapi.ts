@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
+import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';
 import type { JsonSchema } from 'src/settings/schema/validation-schema';
 
 /** The operation whose body the per-setting schemas describe. */

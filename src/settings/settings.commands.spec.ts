@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from 'src/common/cli/cli-arguments';
 import { ImportSettingsCommand } from 'src/settings/settings.commands';
-import type { SettingsTransferService } from 'src/settings/settings-transfer.service';
+import type { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
 
 const GUILD = '1100000000000000100';
 const DOCUMENT = {

@@ -6,9 +6,9 @@ import { CliError, requireSnowflake } from 'src/common/cli/cli-arguments';
 import { AppException } from 'src/common/errors/app.exception';
 import { isSnowflake } from 'src/common/validation/snowflake';
 import { toErrorDetails } from 'src/common/validation/validation-details';
-import { ImportSettingsDto, type ImportReportDto } from 'src/settings/dto/transfer.dto';
-import { SettingsTransferService } from 'src/settings/settings-transfer.service';
-import type { SettingsAuthor } from 'src/settings/settings.service';
+import { ImportSettingsDto, type ImportReportDto } from 'src/settings/transfer/dto/transfer.dto';
+import { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
+import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 
 interface AsOptions {
   as?: string;

@@ -9,7 +9,9 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
-import { authorOf, SettingsService } from 'src/settings/settings.service';
+import type { SettingsAuthor } from 'src/settings/engine/settings-author';
+import { Author } from 'src/settings/settings-author.decorator';
+import { SettingsService } from 'src/settings/settings.service';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('settings')
@@ -49,10 +51,10 @@ export class SettingsController {
   // The engine answers a SettingResultDto already encoded as JSON.
   @Header('Content-Type', 'application/json; charset=utf-8')
   execute(
-    @CurrentSession() session: AuthenticatedSession,
+    @Author() author: SettingsAuthor,
     @GuildId() guildId: string,
     @Body() body: ExecuteSettingDto,
   ): Promise<Buffer> {
-    return this.settings.execute(guildId, authorOf(session), body);
+    return this.settings.execute(guildId, author, body);
   }
 }

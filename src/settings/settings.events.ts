@@ -2,7 +2,7 @@ import {
   REVISION_OPERATIONS,
   type RevisionOperation,
   type SettingsRevisionEntity,
-} from 'src/settings/settings-revision.entity';
+} from 'src/settings/engine/settings-revision.entity';
 import type { SessionType } from 'src/common/auth/authenticated-session';
 
 export { REVISION_OPERATIONS, type RevisionOperation };

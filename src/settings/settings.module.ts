@@ -8,17 +8,20 @@ import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { LockdownSettingsSetting } from 'src/settings/builtins/lockdown-settings.setting';
 import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
 import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
-import { SettingsCache } from 'src/settings/settings-cache';
-import { GuildSettingsWriters } from 'src/settings/settings-lock';
+import { SettingsCache } from 'src/settings/engine/settings-cache';
+import { SettingsCallers } from 'src/settings/engine/settings-callers';
+import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
+import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
+import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
 import { SettingsController } from 'src/settings/settings.controller';
-import { RevisionFeed } from 'src/settings/revision-feed.service';
-import { SettingsRegistry } from 'src/settings/settings-registry';
+import { RevisionFeed } from 'src/settings/revisions/revision-feed.service';
+import { SettingsRegistry } from 'src/settings/schema/settings-registry';
 import { SettingsService } from 'src/settings/settings.service';
-import { SettingsRevisionsController } from 'src/settings/settings-revisions.controller';
-import { SettingsRevisionsService } from 'src/settings/settings-revisions.service';
-import { SettingsRollbackService } from 'src/settings/settings-rollback.service';
-import { SettingsTransferController } from 'src/settings/settings-transfer.controller';
-import { SettingsTransferService } from 'src/settings/settings-transfer.service';
+import { SettingsRevisionsController } from 'src/settings/revisions/settings-revisions.controller';
+import { SettingsRevisionsService } from 'src/settings/revisions/settings-revisions.service';
+import { SettingsRollbackService } from 'src/settings/revisions/settings-rollback.service';
+import { SettingsTransferController } from 'src/settings/transfer/settings-transfer.controller';
+import { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
 
 /**
  * The settings engine and the built-in settings. Other modules declare settings of their own with
@@ -32,6 +35,9 @@ import { SettingsTransferService } from 'src/settings/settings-transfer.service'
     SettingsCache,
     GuildSettingsWriters,
     SettingsService,
+    SettingsCallers,
+    SettingsEntriesRepository,
+    SettingsRevisionsRepository,
     SettingsRevisionsService,
     RevisionFeed,
     SettingsRollbackService,

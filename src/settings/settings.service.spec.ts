@@ -2,21 +2,26 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { DiscoveryService } from '@nestjs/core';
 import type { ObjectLiteral, Repository } from 'typeorm';
 import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
 import type { Clock } from 'src/common/time/clock';
 import type { GuildAccessService } from 'src/guilds/guild-access.service';
 import type { GuildContext } from 'src/guilds/guild-context';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import { PermissionsService } from 'src/permissions/permissions.service';
-import { SettingsCache } from 'src/settings/settings-cache';
-import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
-import { SettingsRegistry } from 'src/settings/settings-registry';
-import { GuildSettingsWriters } from 'src/settings/settings-lock';
+import { SettingsCache } from 'src/settings/engine/settings-cache';
+import { SettingsCallers } from 'src/settings/engine/settings-callers';
+import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
+import { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
+import { SettingsRegistry } from 'src/settings/schema/settings-registry';
+import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
 import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 import type { AppConfig } from 'src/config/app-config';
-import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
-import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
+import type { ExecutableOperation } from 'src/settings/schema/settings-schema';
+import { SettingsService } from 'src/settings/settings.service';
+import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 import {
   FEEDBACK_TABLE_SQL,
   FeedbackSetting,
@@ -56,6 +61,10 @@ async function setUp(): Promise<{
   /** The guild's revisions, in order. */
   revisions: () => Promise<ObjectLiteral[]>;
   changed: jest.SpyInstance;
+  /** The platform's answers about the guild: how often the caller's member was asked for. */
+  withMember: jest.Mock;
+  /** Whether the bot is in the guild. */
+  botIn: { value: boolean };
 }> {
   await database.clear();
   const { dataSource } = database;
@@ -80,10 +89,17 @@ async function setUp(): Promise<{
   const memberRoles: Record<string, string[]> = { [OWNER]: [], [MODERATOR]: [MOD_ROLE] };
   const memberOf = (userId: string): object | null =>
     memberRoles[userId] ? { member: { roles: memberRoles[userId] } } : null;
+  const botIn = { value: true };
+  const withMember = jest.fn((_guildId: string, userId: string) =>
+    Promise.resolve({ context, user: memberOf(userId) }),
+  );
   const guilds = {
+    assertBotIn: () =>
+      botIn.value
+        ? Promise.resolve()
+        : Promise.reject(new AppException(ErrorCode.NotFound, 'The bot is not in this guild')),
     guildContext: () => Promise.resolve(context),
-    withMember: (_guildId: string, userId: string) =>
-      Promise.resolve({ context, user: memberOf(userId) }),
+    withMember,
     memberOf: (_context: GuildContext, userId: string) => Promise.resolve(memberOf(userId)),
   } as unknown as GuildAccessService;
 
@@ -118,13 +134,12 @@ async function setUp(): Promise<{
   const service = new SettingsService(
     registry,
     guilds,
-    permissions,
+    new SettingsCallers(guilds, permissions, { enabled: false } as RateLimiter, clock),
     cache,
-    dataSource,
+    new SettingsEntriesRepository(dataSource),
     clock,
     new EventEmitter2(),
     new GuildSettingsWriters(dataSource, redis, config),
-    { enabled: false } as RateLimiter,
   );
   const run = (userId: string, operation: ExecutableOperation, fields: unknown): Promise<Buffer> =>
     service.execute(GUILD, authorOf(userId), { setting: 'feedback_topics', operation, fields });
@@ -135,6 +150,8 @@ async function setUp(): Promise<{
     feedback: dataSource.getRepository<ObjectLiteral>(FeedbackTopicEntity),
     revisions: () => revisions.find({ where: { guild_id: GUILD }, order: { revision: 'ASC' } }),
     changed,
+    withMember,
+    botIn,
   };
 }
 
@@ -319,6 +336,27 @@ describe('SettingsService', () => {
     });
     await expect(run(MODERATOR, 'View', { unknown_field: 1 })).rejects.toMatchObject({
       code: 'BadRequest',
+    });
+  });
+
+  it('resolves a caller once for a burst of requests, again after a settings change', async () => {
+    const { run, withMember } = await setUp();
+    await run(MODERATOR, 'View', {});
+    await run(MODERATOR, 'View', { topic: 'bugs' });
+    expect(withMember).toHaveBeenCalledTimes(1);
+    await run(OWNER, 'Create', TOPIC);
+    expect(withMember).toHaveBeenCalledTimes(2);
+    await run(MODERATOR, 'View', {});
+    expect(withMember).toHaveBeenCalledTimes(3);
+  });
+
+  it('refuses at once a guild the bot has left, though its caller was just resolved', async () => {
+    const { run, botIn } = await setUp();
+    await run(MODERATOR, 'View', {});
+    botIn.value = false;
+    await expect(run(MODERATOR, 'View', {})).rejects.toMatchObject({
+      code: 'NotFound',
+      message: 'The bot is not in this guild',
     });
   });
 });

@@ -5,7 +5,7 @@ import type {
   ColumnSchema,
   InnerColumnType,
   SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import {

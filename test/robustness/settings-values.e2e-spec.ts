@@ -4,7 +4,7 @@ import type {
   ColumnSchema,
   ExecutableOperation,
   SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 import { databaseOf } from 'test/support/auth';
 import { rawRequest } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';

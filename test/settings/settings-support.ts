@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
-import type { SettingSchema } from 'src/settings/schema/setting-schema';
+import type { SettingSchema } from 'src/settings/schema/settings-schema';
 import type { TestApp } from 'test/support/test-app';
 
 /** Ids of the demo community (src/platform/emulator/demo.seed.ts). */

@@ -6,7 +6,7 @@ import {
   DeclareSetting,
   type SettingDefinition,
   type SettingProvider,
-} from 'src/settings/setting-definition';
+} from 'src/settings/schema/settings-definition';
 
 export const AUDIT_EVENTS = [
   'member_ban',

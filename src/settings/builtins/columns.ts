@@ -3,7 +3,7 @@ import type {
   InnerColumnType,
   Operation,
   StringKind,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 /** Shorthands for declaring columns; every field of the published Column is still spelled out. */
 interface ColumnOptions {

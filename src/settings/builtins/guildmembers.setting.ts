@@ -8,7 +8,7 @@ import {
   type SettingDefinition,
   type SettingProvider,
   type SettingRow,
-} from 'src/settings/setting-definition';
+} from 'src/settings/schema/settings-definition';
 
 /** Permission strings given to one member directly, on top of their roles' entries. */
 @DeclareSetting()

@@ -9,7 +9,7 @@ import {
   type SettingDefinition,
   type SettingProvider,
   type SettingRow,
-} from 'src/settings/setting-definition';
+} from 'src/settings/schema/settings-definition';
 
 /** Permission strings granted to everyone holding a Discord role, ranked by `index`. */
 @DeclareSetting()

@@ -13,7 +13,7 @@ import {
   DeclareSetting,
   type SettingDefinition,
   type SettingProvider,
-} from 'src/settings/setting-definition';
+} from 'src/settings/schema/settings-definition';
 
 /** The guild's lockdown configuration (one entry, `default`). */
 @DeclareSetting()

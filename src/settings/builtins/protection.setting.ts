@@ -5,7 +5,7 @@ import {
   DeclareSetting,
   type SettingDefinition,
   type SettingProvider,
-} from 'src/settings/setting-definition';
+} from 'src/settings/schema/settings-definition';
 
 /** Raid and impersonation protection (one entry, `default`). */
 @DeclareSetting()

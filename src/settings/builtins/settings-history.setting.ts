@@ -4,8 +4,8 @@ import {
   DeclareSetting,
   type SettingDefinition,
   type SettingProvider,
-} from 'src/settings/setting-definition';
-import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
+} from 'src/settings/schema/settings-definition';
+import { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
 
 const SETTING_OPERATIONS = ['Create', 'Update', 'Delete', 'Reorder'];
 const json = { type: 'Json', style: 'json' } as const;

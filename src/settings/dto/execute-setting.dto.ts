@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsString, Length } from 'class-validator';
-import type { ExecutableOperation } from 'src/settings/schema/setting-schema';
+import type { ExecutableOperation } from 'src/settings/schema/settings-schema';
 
 const OPERATIONS: ExecutableOperation[] = ['View', 'Create', 'Update', 'Delete', 'Reorder'];
 

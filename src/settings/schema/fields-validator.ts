@@ -6,7 +6,7 @@ import {
   type ColumnSchema,
   type ExecutableOperation,
   type SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 import { isStorableTimestamp } from 'src/settings/schema/timestamp';
 import { validationSchema, type JsonSchema } from 'src/settings/schema/validation-schema';
 

@@ -3,7 +3,7 @@ import {
   type ColumnSchema,
   type InnerColumnType,
   type SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 import { numberRange, SAFE_RANGE, type StoredColumn } from 'src/settings/schema/storage-checks';
 
 /**

@@ -6,7 +6,7 @@ import {
   type ColumnSchema,
   type InnerColumnType,
   type SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 const ID = /^[a-z][a-z0-9_]{0,63}$/;
 /**

@@ -1,7 +1,7 @@
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { catalogSchemaProblems, schemaProblems } from 'src/settings/schema/schema-checks';
-import type { ColumnSchema, SettingSchema } from 'src/settings/schema/setting-schema';
+import type { ColumnSchema, SettingSchema } from 'src/settings/schema/settings-schema';
 import { bitCombinations, validationSchema } from 'src/settings/schema/validation-schema';
 
 const column = (overrides: Partial<ColumnSchema> & Pick<ColumnSchema, 'id'>): ColumnSchema => ({

@@ -5,7 +5,7 @@ import {
   type InnerColumnType,
   type SettingSchema,
   type StringKind,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 /** One column of a setting's entity as the database stores it (from the TypeORM metadata). */
 export interface StoredColumn {

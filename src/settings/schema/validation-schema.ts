@@ -11,7 +11,7 @@ import {
   type StringKind,
   identifiesRow,
   VERSION_COLUMN,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 /** A JSON Schema (2020-12) document; kept loose, it is data for ajv and for clients. */
 export type JsonSchema = Record<string, unknown>;

@@ -13,10 +13,10 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { isSnowflake, notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
-import { RevisionDto } from 'src/settings/dto/revisions.dto';
-import type { SettingRow } from 'src/settings/setting-definition';
-import type { RowDiff } from 'src/settings/settings-revision.entity';
-import { EXPORT_FORMAT, EXPORT_VERSION } from 'src/settings/transfer-plan';
+import { RevisionDto } from 'src/settings/revisions/dto/revisions.dto';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import type { RowDiff } from 'src/settings/engine/settings-revision.entity';
+import { EXPORT_FORMAT, EXPORT_VERSION } from 'src/settings/transfer/transfer-plan';
 
 const ROWS_SCHEMA = {
   type: 'object',

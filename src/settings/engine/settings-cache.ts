@@ -15,6 +15,8 @@ const MAX_ENCODED_BYTES = 32 * 1024 * 1024;
 
 /** The cache of one guild at one settings version: one version read serves a whole request. */
 export interface GuildSettingsCache {
+  /** The guild's settings version it reads at; null when it could not be read (nothing cached). */
+  readonly version: string | null;
   get<T>(key: string, loader: () => Promise<T>): Promise<T>;
   /**
    * Text cached as above and also kept in this process as its UTF-8 bytes, for answers sent as
@@ -65,6 +67,7 @@ export class SettingsCache {
     const get = <T>(key: string, loader: () => Promise<T>): Promise<T> =>
       version === null ? loader() : this.cache.getOrLoad(versioned(key), loader);
     return {
+      version,
       get,
       getEncoded: async (key, loader) => {
         if (version === null) return Buffer.from(await loader());

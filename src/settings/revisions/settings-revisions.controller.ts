@@ -11,11 +11,9 @@ import {
   Query,
 } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
-import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
@@ -24,13 +22,14 @@ import {
   MAX_REVISION,
   RevisionPageDto,
   RollbackResultDto,
-} from 'src/settings/dto/revisions.dto';
-import { SettingsRollbackService } from 'src/settings/settings-rollback.service';
+} from 'src/settings/revisions/dto/revisions.dto';
+import { SettingsRollbackService } from 'src/settings/revisions/settings-rollback.service';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseIntegerPipe } from 'src/common/validation/integer-text';
-import { SettingsRegistry } from 'src/settings/settings-registry';
-import { SettingsRevisionsService } from 'src/settings/settings-revisions.service';
-import { authorOf } from 'src/settings/settings.service';
+import { SettingsRegistry } from 'src/settings/schema/settings-registry';
+import { SettingsRevisionsService } from 'src/settings/revisions/settings-revisions.service';
+import type { SettingsAuthor } from 'src/settings/engine/settings-author';
+import { Author } from 'src/settings/settings-author.decorator';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 const REVISION_PIPE = new ParseIntegerPipe('revision', 1, MAX_REVISION);
@@ -94,11 +93,11 @@ export class SettingsRevisionsController {
   @ApiOkResponse({ type: RevisionPageDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   list(
-    @CurrentSession() session: AuthenticatedSession,
+    @Author() author: SettingsAuthor,
     @GuildId() guildId: string,
     @Query(DeclaredSettingFilterPipe) query: ListRevisionsQueryDto,
   ): Promise<RevisionPageDto> {
-    return this.revisions.list(guildId, authorOf(session), query);
+    return this.revisions.list(guildId, author, query);
   }
 
   @Post(':revision/revert')
@@ -108,11 +107,11 @@ export class SettingsRevisionsController {
     'Undo one revision: its entry is put back as it was, with the checks of a change made by hand',
   )
   revert(
-    @CurrentSession() session: AuthenticatedSession,
+    @Author() author: SettingsAuthor,
     @GuildId() guildId: string,
     @Param('revision', REVISION_PIPE) revision: number,
   ): Promise<RollbackResultDto> {
-    return this.undone(this.rollback.revert(guildId, authorOf(session), revision));
+    return this.undone(this.rollback.revert(guildId, author, revision));
   }
 
   @Post(':revision/restore')
@@ -121,11 +120,11 @@ export class SettingsRevisionsController {
     "Undo every later revision of this revision's setting: the setting as this revision left it",
   )
   restore(
-    @CurrentSession() session: AuthenticatedSession,
+    @Author() author: SettingsAuthor,
     @GuildId() guildId: string,
     @Param('revision', REVISION_PIPE) revision: number,
   ): Promise<RollbackResultDto> {
-    return this.undone(this.rollback.restore(guildId, authorOf(session), revision));
+    return this.undone(this.rollback.restore(guildId, author, revision));
   }
 
   private async undone(

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import {
@@ -9,9 +7,11 @@ import {
   type ListRevisionsQueryDto,
   type RevisionDto,
   type RevisionPageDto,
-} from 'src/settings/dto/revisions.dto';
-import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
-import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
+} from 'src/settings/revisions/dto/revisions.dto';
+import type { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
+import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
+import { SettingsService } from 'src/settings/settings.service';
+import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 
 /** Who may read a guild's settings revisions. */
 export const HISTORY_PERMISSION = 'settings_history.view';
@@ -25,7 +25,7 @@ export const HISTORY_PERMISSION = 'settings_history.view';
 export class SettingsRevisionsService {
   constructor(
     private readonly settings: SettingsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly revisions: SettingsRevisionsRepository,
   ) {}
 
   async list(
@@ -39,43 +39,22 @@ export class SettingsRevisionsService {
     }
     (await this.settings.may(guildId, author)).require(HISTORY_PERMISSION);
     const limit = query.limit === undefined ? DEFAULT_REVISIONS_PAGE : Number(query.limit);
-    const select = this.dataSource
-      .getRepository(SettingsRevisionEntity)
-      .createQueryBuilder('r')
-      .where('r.guild_id = :guildId', { guildId });
-    // Each parameter bound on its own: nothing in the query can stand in for :guildId.
-    if (query.setting !== undefined) {
-      select.andWhere('r.setting = :setting', { setting: query.setting });
-    }
-    if (query.key !== undefined) {
-      // jsonb equality: the same key whatever the order of its columns.
-      select.andWhere('r.key = CAST(:key AS jsonb)', {
-        key: JSON.stringify(parseJsonObject(query.key)),
-      });
-    }
-    if (query.author !== undefined) {
-      select.andWhere('r.user_id = :author', { author: query.author });
-    }
-    if (query.session_id !== undefined) {
-      select.andWhere('r.session_id = :sessionId', { sessionId: query.session_id });
-    }
-    if (query.operation !== undefined) {
-      select.andWhere('r.operation = :operation', { operation: query.operation });
-    }
-    if (query.since !== undefined) {
-      select.andWhere('r.created_at >= :since', { since: new Date(query.since) });
-    }
-    if (query.until !== undefined) {
-      select.andWhere('r.created_at < :until', { until: new Date(query.until) });
-    }
-    if (query.cursor !== undefined) {
-      select.andWhere('r.revision < :cursor', { cursor: Number(query.cursor) });
-    }
     // One more than the page: whether an older page exists, without counting.
-    const rows = await select
-      .orderBy('r.revision', 'DESC')
-      .limit(limit + 1)
-      .getMany();
+    const rows = await this.revisions.findPage(
+      guildId,
+      {
+        setting: query.setting,
+        // jsonb equality: the same key whatever the order of its columns.
+        keyJson: query.key === undefined ? undefined : JSON.stringify(parseJsonObject(query.key)),
+        author: query.author,
+        sessionId: query.session_id,
+        operation: query.operation,
+        since: query.since === undefined ? undefined : new Date(query.since),
+        until: query.until === undefined ? undefined : new Date(query.until),
+        before: query.cursor === undefined ? undefined : Number(query.cursor),
+      },
+      limit + 1,
+    );
     const page = rows.slice(0, limit);
     return {
       revisions: page.map(revisionDto),

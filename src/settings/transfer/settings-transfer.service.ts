@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppException, type ErrorDetail } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { Clock } from 'src/common/time/clock';
@@ -11,19 +9,17 @@ import type {
   ImportSettingsDto,
   SettingImportDto,
   SettingsExportDto,
-} from 'src/settings/dto/transfer.dto';
-import type { SettingRow } from 'src/settings/setting-definition';
-import { defaultOrder, keyOf, stableJson, toApi, type RowColumns } from 'src/settings/setting-rows';
-import { RevisionFeed } from 'src/settings/revision-feed.service';
-import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
-import { revisionDto } from 'src/settings/settings-revisions.service';
-import {
-  MAX_CHANGE_ENTRIES,
-  SettingsService,
-  type SettingsAuthor,
-  type SettingsRequest,
-  type WriteOutcome,
-} from 'src/settings/settings.service';
+} from 'src/settings/transfer/dto/transfer.dto';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
+import { keyOf, stableJson, toApi, type RowColumns } from 'src/settings/engine/settings-rows';
+import { RevisionFeed } from 'src/settings/revisions/revision-feed.service';
+import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';
+import { revisionDto } from 'src/settings/revisions/settings-revisions.service';
+import { MAX_CHANGE_ENTRIES } from 'src/settings/engine/change-plan';
+import { SettingsService, type WriteOutcome } from 'src/settings/settings.service';
+import { type SettingsAuthor } from 'src/settings/engine/settings-author';
+import { type SettingsRequest } from 'src/settings/engine/settings-checks';
 import {
   EXPORT_FORMAT,
   EXPORT_VERSION,
@@ -32,7 +28,7 @@ import {
   importPlan,
   mapIds,
   referencedIds,
-} from 'src/settings/transfer-plan';
+} from 'src/settings/transfer/transfer-plan';
 
 /** One import changes at most this many entries (each checked, some with a platform lookup). */
 export const MAX_IMPORT_ENTRIES = 2_000;
@@ -57,7 +53,7 @@ export class SettingsTransferService {
     private readonly guilds: GuildAccessService,
     private readonly clock: Clock,
     private readonly feed: RevisionFeed,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly entries: SettingsEntriesRepository,
   ) {}
 
   /** The guild's owner, who holds every permission in it (the CLI's default author). */
@@ -275,10 +271,7 @@ export class SettingsTransferService {
     guildId: string,
     columns: RowColumns,
   ): Promise<SettingRow[]> {
-    const rows = await this.dataSource.getRepository(setting.entity).find({
-      where: { guild_id: guildId },
-      order: setting.order ?? defaultOrder(setting),
-    });
+    const rows = await this.entries.findAllInOrder(setting, guildId);
     return rows.map((row) => toApi(setting, row, columns));
   }
 }

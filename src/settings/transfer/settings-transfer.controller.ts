@@ -1,10 +1,8 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
-import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
@@ -12,9 +10,10 @@ import {
   ImportReportDto,
   ImportSettingsDto,
   SettingsExportDto,
-} from 'src/settings/dto/transfer.dto';
-import { SettingsTransferService } from 'src/settings/settings-transfer.service';
-import { authorOf } from 'src/settings/settings.service';
+} from 'src/settings/transfer/dto/transfer.dto';
+import { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
+import type { SettingsAuthor } from 'src/settings/engine/settings-author';
+import { Author } from 'src/settings/settings-author.decorator';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('settings')
@@ -30,11 +29,8 @@ export class SettingsTransferController {
   })
   @ApiOkResponse({ type: SettingsExportDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
-  export(
-    @CurrentSession() session: AuthenticatedSession,
-    @GuildId() guildId: string,
-  ): Promise<SettingsExportDto> {
-    return this.transfer.export(guildId, authorOf(session));
+  export(@Author() author: SettingsAuthor, @GuildId() guildId: string): Promise<SettingsExportDto> {
+    return this.transfer.export(guildId, author);
   }
 
   @Post('import')
@@ -47,10 +43,10 @@ export class SettingsTransferController {
   @ApiOkResponse({ type: ImportReportDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   import(
-    @CurrentSession() session: AuthenticatedSession,
+    @Author() author: SettingsAuthor,
     @GuildId() guildId: string,
     @Body() body: ImportSettingsDto,
   ): Promise<ImportReportDto> {
-    return this.transfer.import(guildId, authorOf(session), body);
+    return this.transfer.import(guildId, author, body);
   }
 }

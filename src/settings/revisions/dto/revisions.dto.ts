@@ -8,7 +8,7 @@ import {
   REVISION_OPERATIONS,
   type RevisionOperation,
   type RowDiff,
-} from 'src/settings/settings-revision.entity';
+} from 'src/settings/engine/settings-revision.entity';
 import type { SessionType } from 'src/common/auth/authenticated-session';
 
 /** A page holds at most this many revisions. */

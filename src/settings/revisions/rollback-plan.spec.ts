@@ -1,8 +1,8 @@
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
-import { rollbackPlan } from 'src/settings/rollback-plan';
-import type { SettingRow } from 'src/settings/setting-definition';
+import { rollbackPlan } from 'src/settings/revisions/rollback-plan';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
-import { versionColumn } from 'src/settings/schema/setting-schema';
+import { versionColumn } from 'src/settings/schema/settings-schema';
 
 const declared = new GuildRolesSetting().definition.schema;
 const SCHEMA = normalizeSchema({ ...declared, columns: [...declared.columns, versionColumn()] });

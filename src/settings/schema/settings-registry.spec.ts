@@ -4,9 +4,9 @@ import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
-import type { SettingDefinition, SettingProvider } from 'src/settings/setting-definition';
-import type { ColumnSchema, SettingSchema } from 'src/settings/schema/setting-schema';
-import { InvalidSettingsError, SettingsRegistry } from 'src/settings/settings-registry';
+import type { SettingDefinition, SettingProvider } from 'src/settings/schema/settings-definition';
+import type { ColumnSchema, SettingSchema } from 'src/settings/schema/settings-schema';
+import { InvalidSettingsError, SettingsRegistry } from 'src/settings/schema/settings-registry';
 import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
 
 /** A data source that knows the entities' metadata, as the application's does, never connected. */

@@ -6,7 +6,7 @@ import {
   DeclareSetting,
   type SettingDefinition,
   type SettingProvider,
-} from 'src/settings/setting-definition';
+} from 'src/settings/schema/settings-definition';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { catalogSchemaProblems } from 'src/settings/schema/schema-checks';
@@ -15,7 +15,7 @@ import {
   VERSION_COLUMN,
   versionColumn,
   type SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 export class InvalidSettingsError extends Error {
   constructor(readonly problems: readonly string[]) {

@@ -1,4 +1,4 @@
-import { diffRows } from 'src/settings/revision-diff';
+import { diffRows } from 'src/settings/engine/revision-diff';
 
 describe('diffRows', () => {
   it.each([

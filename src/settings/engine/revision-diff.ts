@@ -1,6 +1,6 @@
-import type { SettingRow } from 'src/settings/setting-definition';
-import type { RowDiff } from 'src/settings/settings-revision.entity';
-import { stableJson } from 'src/settings/setting-rows';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import type { RowDiff } from 'src/settings/engine/settings-revision.entity';
+import { stableJson } from 'src/settings/engine/settings-rows';
 
 /**
  * What changed from `before` to `after` (null: the entry did not exist), column by column; values

@@ -12,9 +12,9 @@ import {
   toEntity,
   valuesOf,
   viewFilters,
-} from 'src/settings/setting-rows';
-import type { RegisteredSetting } from 'src/settings/settings-registry';
-import type { SettingSchema } from 'src/settings/schema/setting-schema';
+} from 'src/settings/engine/settings-rows';
+import type { RegisteredSetting } from 'src/settings/schema/settings-registry';
+import type { SettingSchema } from 'src/settings/schema/settings-schema';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { IsNull, type ObjectLiteral } from 'typeorm';
-import type { SettingRow } from 'src/settings/setting-definition';
-import type { RegisteredSetting } from 'src/settings/settings-registry';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import type { RegisteredSetting } from 'src/settings/schema/settings-registry';
 import {
   isStored,
   primaryKeyOf,
   VERSION_COLUMN,
   type ColumnSchema,
   type ExecutableOperation,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 /**
  * The settings engine's pure row handling: API rows to entities and back, keys, filters, the

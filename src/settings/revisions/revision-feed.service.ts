@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { SettingsRegistry } from 'src/settings/settings-registry';
-import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
+import { SettingsRegistry } from 'src/settings/schema/settings-registry';
+import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
 import type { RevisionSummary } from 'src/settings/settings.events';
-import { authorOf, SettingsService } from 'src/settings/settings.service';
+import { authorOf } from 'src/settings/engine/settings-author';
+import { SettingsService } from 'src/settings/settings.service';
 
 /** Which settings' changes a caller may be told of: those whose View they hold. */
 export type SettingViewTest = (setting: string) => boolean;
@@ -24,7 +23,7 @@ export class RevisionFeed {
   constructor(
     private readonly settings: SettingsService,
     private readonly registry: SettingsRegistry,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly revisions: SettingsRevisionsRepository,
   ) {}
 
   /**
@@ -51,29 +50,8 @@ export class RevisionFeed {
    * and no more (the names of the changed columns are read from the diff in the database, not
    * the diff itself, nor the entries before and after).
    */
-  async after(guildId: string, revision: number, limit: number): Promise<RevisionSummary[]> {
-    const rows = await this.dataSource
-      .getRepository(SettingsRevisionEntity)
-      .createQueryBuilder('r')
-      .select([
-        'r.revision AS revision',
-        'r.setting AS setting',
-        'r.key AS key',
-        'r.operation AS operation',
-        'r.user_id AS user_id',
-        'r.session_type AS session_type',
-        'r.reverts AS reverts',
-        'r.created_at AS created_at',
-      ])
-      .addSelect(
-        "CASE WHEN jsonb_typeof(r.diff) = 'object' THEN ARRAY(SELECT jsonb_object_keys(r.diff)) ELSE ARRAY[]::text[] END",
-        'changed',
-      )
-      .where('r.guild_id = :guildId AND r.revision > :revision', { guildId, revision })
-      .orderBy('r.revision', 'ASC')
-      .limit(limit)
-      .getRawMany<Omit<RevisionSummary, 'created_at'> & { created_at: Date }>();
-    return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+  after(guildId: string, revision: number, limit: number): Promise<RevisionSummary[]> {
+    return this.revisions.findSummariesAfter(guildId, revision, limit);
   }
 
   /** A summary as clients see it: columns hidden on View are not named among those changed. */
@@ -84,11 +62,8 @@ export class RevisionFeed {
   }
 
   /** The guild's newest revision number (0 before its first change). */
-  async latest(guildId: string): Promise<number> {
-    const newest = await this.dataSource
-      .getRepository(SettingsRevisionEntity)
-      .maximum('revision', { guild_id: guildId });
-    return newest ?? 0;
+  latest(guildId: string): Promise<number> {
+    return this.revisions.findLatestNumber(guildId);
   }
 
   private hiddenColumns(settingId: string): ReadonlySet<string> {

@@ -1,5 +1,6 @@
 import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
-import { stableJson } from 'src/settings/setting-rows';
+import type { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
+import { stableJson } from 'src/settings/engine/settings-rows';
 
 /** Keys read in one statement: bounded so a large change never builds one huge query. */
 const KEYS_PER_READ = 200;
@@ -24,6 +25,8 @@ export class ChangeState {
   private readonly tables = new Map<EntityTarget<ObjectLiteral>, Table>();
 
   constructor(
+    private readonly entries: SettingsEntriesRepository,
+    /** The change's transaction, or the data source's manager for a dry run. */
     private readonly manager: EntityManager,
     private readonly guildId: string,
     /** Read rows for update (an applied change, under the guild's settings lock). */
@@ -48,10 +51,13 @@ export class ChangeState {
     if (pending.length > 0) await this.beforeRead();
     for (let i = 0; i < pending.length; i += KEYS_PER_READ) {
       const chunk = pending.slice(i, i + KEYS_PER_READ);
-      const found = await this.manager.getRepository(entity).find({
-        where: chunk.map(([, key]) => ({ ...key, guild_id: this.guildId })),
-        ...(this.forUpdate && { lock: { mode: 'pessimistic_write' as const } }),
-      });
+      const found = await this.entries.findByKeys(
+        this.manager,
+        entity,
+        this.guildId,
+        chunk.map(([, key]) => key),
+        { forUpdate: this.forUpdate },
+      );
       const byKey = new Map(found.map((row) => [this.keyOf(entity, row), row]));
       for (const [id] of chunk) table.rows.set(id, byKey.get(id) ?? null);
     }
@@ -71,9 +77,7 @@ export class ChangeState {
     const table = this.table(entity);
     if (!table.complete) {
       await this.beforeRead();
-      const stored = await this.manager
-        .getRepository(entity)
-        .find({ where: { guild_id: this.guildId } as never });
+      const stored = await this.entries.findAllOfGuild(this.manager, entity, this.guildId);
       for (const row of stored) {
         const id = this.keyOf(entity, row);
         // A row already read (or written) by the change stays as the change sees it.
@@ -102,7 +106,7 @@ export class ChangeState {
 
   /** The entity's row version column, if it keeps one. */
   versionColumnOf(entity: EntityTarget<ObjectLiteral>): string | undefined {
-    return this.manager.connection.getMetadata(entity).versionColumn?.propertyName;
+    return this.entries.versionColumnOf(entity);
   }
 
   private table(entity: EntityTarget<ObjectLiteral>): Table {
@@ -116,10 +120,7 @@ export class ChangeState {
 
   /** A stored row's entry key: its primary key without the guild, as the settings engine keys it. */
   private keyOf(entity: EntityTarget<ObjectLiteral>, row: ObjectLiteral): string {
-    const columns = this.manager.connection
-      .getMetadata(entity)
-      .primaryColumns.map((column) => column.propertyName)
-      .filter((name) => name !== 'guild_id');
+    const columns = this.entries.keyPropertiesOf(entity);
     return stableJson(Object.fromEntries(columns.map((name) => [name, row[name]])));
   }
 }

@@ -1,26 +1,28 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, MoreThan } from 'typeorm';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import type { RevisionDto } from 'src/settings/dto/revisions.dto';
-import { rollbackPlan, type RollbackRevision } from 'src/settings/rollback-plan';
-import { ChangeState } from 'src/settings/change-state';
-import type { SettingRow } from 'src/settings/setting-definition';
-import { stableJson, toApi } from 'src/settings/setting-rows';
-import { SettingsRegistry, type RegisteredSetting } from 'src/settings/settings-registry';
-import { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
-import { HISTORY_PERMISSION, revisionDto } from 'src/settings/settings-revisions.service';
-import { SettingsService, type SettingsAuthor } from 'src/settings/settings.service';
+import type { RevisionDto } from 'src/settings/revisions/dto/revisions.dto';
+import { rollbackPlan, type RollbackRevision } from 'src/settings/revisions/rollback-plan';
+import { ChangeState } from 'src/settings/engine/change-state';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import { stableJson, toApi } from 'src/settings/engine/settings-rows';
+import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';
+import type { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
+import {
+  SettingsRevisionsRepository,
+  type RevisionHeader,
+  type RevisionStates,
+} from 'src/settings/revisions/settings-revisions.repository';
+import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
+import { HISTORY_PERMISSION, revisionDto } from 'src/settings/revisions/settings-revisions.service';
+import { SettingsService } from 'src/settings/settings.service';
+import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 
 /**
  * One restore reads at most this many revisions (their key and number only; the states it puts
  * back are read for each entry's first and last revision alone).
  */
 export const MAX_RESTORED_REVISIONS = 2_000;
-
-/** Revisions whose stored states are read in one statement. */
-const STATES_PER_READ = 500;
 
 /**
  * Undoing settings changes: one revision, or every revision of a setting after a given one. Each
@@ -36,7 +38,8 @@ export class SettingsRollbackService {
   constructor(
     private readonly registry: SettingsRegistry,
     private readonly settings: SettingsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly revisions: SettingsRevisionsRepository,
+    private readonly entries: SettingsEntriesRepository,
   ) {}
 
   /** Undoes one revision. */
@@ -51,13 +54,13 @@ export class SettingsRollbackService {
   async restore(guildId: string, author: SettingsAuthor, revision: number): Promise<RevisionDto[]> {
     const target = await this.revisionOf(guildId, author, revision);
     const setting = await this.writableSetting(guildId, author, target.setting);
-    const later = await this.dataSource.getRepository(SettingsRevisionEntity).find({
-      select: { revision: true, key: true },
-      where: { guild_id: guildId, setting: target.setting, revision: MoreThan(revision) },
-      order: { revision: 'ASC' },
-      // One more than allowed: whether there are too many, without counting them all.
-      take: MAX_RESTORED_REVISIONS + 1,
-    });
+    // One more than allowed: whether there are too many, without counting them all.
+    const later = await this.revisions.findLaterKeys(
+      guildId,
+      target.setting,
+      revision,
+      MAX_RESTORED_REVISIONS + 1,
+    );
     if (later.length > MAX_RESTORED_REVISIONS) {
       throw new AppException(
         ErrorCode.BadRequest,
@@ -72,12 +75,9 @@ export class SettingsRollbackService {
     guildId: string,
     author: SettingsAuthor,
     revision: number,
-  ): Promise<Pick<SettingsRevisionEntity, 'revision' | 'setting' | 'key'>> {
+  ): Promise<RevisionHeader> {
     (await this.settings.may(guildId, author)).require(HISTORY_PERMISSION);
-    const found = await this.dataSource.getRepository(SettingsRevisionEntity).findOne({
-      select: { revision: true, setting: true, key: true },
-      where: { guild_id: guildId, revision },
-    });
+    const found = await this.revisions.findHeader(guildId, revision);
     if (!found) throw new AppException(ErrorCode.NotFound, `No revision ${revision} in this guild`);
     return found;
   }
@@ -129,15 +129,9 @@ export class SettingsRollbackService {
     const wanted = [...firstAndLast.values()].flatMap(({ first, last }) =>
       first === last ? [first] : [first, last],
     );
-    const states = new Map<number, Pick<SettingsRevisionEntity, 'before' | 'after'>>();
-    const repository = this.dataSource.getRepository(SettingsRevisionEntity);
-    for (let i = 0; i < wanted.length; i += STATES_PER_READ) {
-      const rows = await repository.find({
-        select: { revision: true, before: true, after: true },
-        where: { guild_id: guildId, revision: In(wanted.slice(i, i + STATES_PER_READ)) },
-      });
-      for (const row of rows) states.set(row.revision, row);
-    }
+    const states = new Map<number, RevisionStates>();
+    for (const row of await this.revisions.findStates(guildId, wanted))
+      states.set(row.revision, row);
     return revisions.map(({ revision, key }) => ({
       revision,
       key,
@@ -152,7 +146,7 @@ export class SettingsRollbackService {
     setting: RegisteredSetting,
     revisions: readonly RollbackRevision[],
   ): Promise<RevisionDto[]> {
-    const state = new ChangeState(this.dataSource.manager, guildId, false);
+    const state = new ChangeState(this.entries, this.entries.manager, guildId, false);
     const keys = revisions.flatMap(({ key }) => (key === null ? [] : [key]));
     await state.load(setting.entity, keys);
     const current = new Map<string, SettingRow | null>();

@@ -1,12 +1,12 @@
-import type { SettingRow } from 'src/settings/setting-definition';
-import type { SettingsRevisionEntity } from 'src/settings/settings-revision.entity';
-import { atVersionOf, stableJson } from 'src/settings/setting-rows';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import type { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
+import { atVersionOf, stableJson } from 'src/settings/engine/settings-rows';
 import {
   isStored,
   VERSION_COLUMN,
   type ColumnSchema,
   type SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 /** One operation that puts an entry back as it was, as its author would send it by hand. */
 export interface RestoringOperation {

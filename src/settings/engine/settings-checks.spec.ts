@@ -1,8 +1,8 @@
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import type { GuildContext } from 'src/guilds/guild-context';
 import { array, scalar, text } from 'src/settings/builtins/columns';
-import { botProblems, referenceProblems } from 'src/settings/setting-checks';
-import type { RegisteredSetting } from 'src/settings/settings-registry';
+import { botProblems, referenceProblems } from 'src/settings/engine/settings-checks';
+import type { RegisteredSetting } from 'src/settings/schema/settings-registry';
 
 const ROLE = '200';
 const CHANNEL = '300';

@@ -1,7 +1,7 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { ObjectLiteral } from 'typeorm';
 import type { EditCheck, PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
-import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/setting-schema';
+import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/settings-schema';
 
 /** A stored row as the API shows it: column id → value. */
 export type SettingRow = Record<string, unknown>;

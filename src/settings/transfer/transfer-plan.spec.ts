@@ -1,8 +1,13 @@
-import type { SettingRow } from 'src/settings/setting-definition';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
 import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
-import { versionColumn } from 'src/settings/schema/setting-schema';
-import { exportedRow, importPlan, mapIds, referencedIds } from 'src/settings/transfer-plan';
+import { versionColumn } from 'src/settings/schema/settings-schema';
+import {
+  exportedRow,
+  importPlan,
+  mapIds,
+  referencedIds,
+} from 'src/settings/transfer/transfer-plan';
 
 const declared = new GuildRolesSetting().definition.schema;
 const SCHEMA = normalizeSchema({ ...declared, columns: [...declared.columns, versionColumn()] });

@@ -1,14 +1,14 @@
-import type { RowDiff } from 'src/settings/settings-revision.entity';
-import type { SettingRow } from 'src/settings/setting-definition';
-import { diffRows } from 'src/settings/revision-diff';
-import { atVersionOf, stableJson } from 'src/settings/setting-rows';
+import type { RowDiff } from 'src/settings/engine/settings-revision.entity';
+import type { SettingRow } from 'src/settings/schema/settings-definition';
+import { diffRows } from 'src/settings/engine/revision-diff';
+import { atVersionOf, stableJson } from 'src/settings/engine/settings-rows';
 import {
   isStored,
   primaryKeyOf,
   VERSION_COLUMN,
   type ColumnSchema,
   type SettingSchema,
-} from 'src/settings/schema/setting-schema';
+} from 'src/settings/schema/settings-schema';
 
 /** What an export document says it is; an import refuses anything else. */
 export const EXPORT_FORMAT = 'bot-management-service/settings';
