@@ -4,6 +4,14 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** class-transformer's decorators: the validation pipe must know which classes use them. */
+const CLASS_TRANSFORMER_DECORATORS = {
+  name: 'class-transformer',
+  importNames: ['Type', 'Transform', 'Expose', 'Exclude'],
+  message:
+    "Import them from 'src/common/validation/transform-decorators', which marks their classes for the validation pipe.",
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -32,7 +40,16 @@ export default tseslint.config(
       ],
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../*'], message: 'Import through the src/ or test/ alias.' }] },
+        {
+          paths: [CLASS_TRANSFORMER_DECORATORS],
+          patterns: [
+            { group: ['../*'], message: 'Import through the src/ or test/ alias.' },
+            {
+              group: ['class-transformer/*'],
+              message: "class-transformer's files are private: import from 'class-transformer'.",
+            },
+          ],
+        },
       ],
       'no-restricted-syntax': [
         'error',
@@ -51,6 +68,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The one place that wraps class-transformer's decorators.
+    files: ['src/common/validation/transform-decorators.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     // Tests assert on loosely typed HTTP bodies.

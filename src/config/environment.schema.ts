@@ -1,4 +1,4 @@
-import { Transform } from 'class-transformer';
+import { Transform } from 'src/common/validation/transform-decorators';
 import {
   IsBoolean,
   IsIn,

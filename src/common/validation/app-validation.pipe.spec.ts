@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Type } from 'class-transformer';
+import { Type } from 'src/common/validation/transform-decorators';
 import { getMetadataStorage, IsString, ValidateNested, ValidationTypes } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { AppModule } from 'src/app.module';

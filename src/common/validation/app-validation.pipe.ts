@@ -5,14 +5,7 @@ import {
   type Type,
   ValidationPipe,
 } from '@nestjs/common';
-import {
-  classToPlain,
-  plainToInstance,
-  TransformationType,
-  type ClassTransformOptions,
-} from 'class-transformer';
-// The metadata class-transformer's decorators record; its package publishes no other way to read it.
-import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
+import { classToPlain, plainToInstance, type ClassTransformOptions } from 'class-transformer';
 import {
   getMetadataStorage,
   validateSync,
@@ -22,6 +15,7 @@ import {
 } from 'class-validator';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { hasTransformRules } from 'src/common/validation/transform-decorators';
 import { summariseDetails, toErrorDetails } from 'src/common/validation/validation-details';
 
 /**
@@ -48,28 +42,18 @@ export function toDtoInstance<T>(
 const transformingClasses = new WeakMap<Type<unknown>, boolean>();
 
 /**
- * Whether class-transformer would do more than copy fields for this class: a transformation rule on
- * the class or on a validated property, or a nested validation (whose objects must become
- * instances). Other properties are refused by the pipe (`forbidNonWhitelisted`). Read once per class.
+ * Whether class-transformer would do more than copy fields for this class: a transformation rule
+ * (`@Type`, `@Transform`, `@Expose`, `@Exclude` from `transform-decorators.ts`) on the class or
+ * a class it extends, or a nested validation (whose objects must become instances). Read once per
+ * class.
  */
 function transforms(metatype: Type<unknown>): boolean {
   let answer = transformingClasses.get(metatype);
   if (answer === undefined) {
     const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
-    const properties = new Set(rules.map((rule) => rule.propertyName));
     answer =
-      rules.some((rule) => rule.type === ValidationTypes.NESTED_VALIDATION) ||
-      defaultMetadataStorage.getExposedMetadatas(metatype).length > 0 ||
-      defaultMetadataStorage.getExcludedMetadatas(metatype).length > 0 ||
-      [...properties].some(
-        (property) =>
-          defaultMetadataStorage.findTypeMetadata(metatype, property) !== undefined ||
-          defaultMetadataStorage.findTransformMetadatas(
-            metatype,
-            property,
-            TransformationType.PLAIN_TO_CLASS,
-          ).length > 0,
-      );
+      hasTransformRules(metatype) ||
+      rules.some((rule) => rule.type === ValidationTypes.NESTED_VALIDATION);
     transformingClasses.set(metatype, answer);
   }
   return answer;

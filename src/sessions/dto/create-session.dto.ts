@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Type } from 'src/common/validation/transform-decorators';
 import {
   IsIn,
   IsInt,
