@@ -11,7 +11,9 @@
 const PUBLIC_API = {
   auth: [
     'auth.module',
+    'authorization-header',
     'grant.service',
+    'guild-scope.guard',
     'root-user.guard',
     'session-auth.guard',
     'session-request',

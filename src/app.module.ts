@@ -4,6 +4,7 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from 'src/auth/auth.module';
 import { ClientConfigModule } from 'src/client-config/client-config.module';
+import { GuildScopeGuard } from 'src/auth/guild-scope.guard';
 import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
 import { RateLimitGuard } from 'src/common/rate-limit/rate-limit.guard';
@@ -57,9 +58,11 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: AppValidationPipe },
-        // Authentication first: the rate limit counts authenticated requests per user. With
-        // limits off (RATE_LIMITS_ENABLED=false) the guard is not registered at all.
+        // Authentication first, then a scoped token's guilds: the rate limit counts authenticated
+        // requests per user. With limits off (RATE_LIMITS_ENABLED=false) its guard is not
+        // registered at all.
         { provide: APP_GUARD, useExisting: SessionAuthGuard },
+        { provide: APP_GUARD, useExisting: GuildScopeGuard },
         ...(config.rateLimits.enabled ? [{ provide: APP_GUARD, useExisting: RateLimitGuard }] : []),
       ],
     };

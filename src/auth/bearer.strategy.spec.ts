@@ -1,7 +1,8 @@
+import passport from 'passport';
+import { BearerStrategy } from 'src/auth/bearer.strategy';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { BearerStrategy } from 'src/auth/bearer.strategy';
 import type { SessionsService } from 'src/sessions/sessions.service';
 
 const SESSION: AuthenticatedSession = {
@@ -16,92 +17,92 @@ const SESSION: AuthenticatedSession = {
   scope: null,
 };
 
-interface Outcome {
-  kind: 'success' | 'fail' | 'error';
-  value?: unknown;
+function strategyOver(authenticate: SessionsService['authenticate']): BearerStrategy {
+  return new BearerStrategy({ authenticate } as SessionsService);
 }
 
-/**
- * Runs passport-http-bearer's `authenticate` as the guard does: on a copy of the strategy whose
- * action functions record the outcome. `synchronous` tells whether it was reported before
- * `authenticate` returned.
- */
-function run(
-  sessions: Partial<SessionsService>,
-  authorization: string,
-): { synchronous: boolean; outcome: Promise<Outcome> } {
-  const strategy = new BearerStrategy(sessions as SessionsService);
-  let reported: Outcome | undefined;
-  let settle: ((outcome: Outcome) => void) | undefined;
-  const report = (outcome: Outcome): void => {
-    if (settle) settle(outcome);
-    else reported = outcome;
-  };
-  const attempt = Object.assign(Object.create(strategy) as BearerStrategy, {
-    success: (value: unknown) => report({ kind: 'success', value }),
-    fail: (value: unknown) => report({ kind: 'fail', value }),
-    error: (value: unknown) => report({ kind: 'error', value }),
-  });
-  attempt.authenticate({ headers: { authorization } } as never);
-  const synchronous = reported !== undefined;
-  return {
-    synchronous,
-    outcome: reported ? Promise.resolve(reported) : new Promise((resolve) => (settle = resolve)),
-  };
-}
-
-describe('BearerStrategy as passport-http-bearer runs it', () => {
-  it('reports a cached session before authenticate returns', async () => {
-    const { synchronous, outcome } = run(
-      { cachedSession: () => SESSION },
-      'Bearer arl_cached-token',
-    );
-    expect(synchronous).toBe(true);
-    await expect(outcome).resolves.toEqual({ kind: 'success', value: SESSION });
+describe('BearerStrategy.validate', () => {
+  it('resolves a live session', async () => {
+    const authenticate = jest.fn(() => Promise.resolve(SESSION));
+    await expect(strategyOver(authenticate).validate('arl_token')).resolves.toBe(SESSION);
+    expect(authenticate).toHaveBeenCalledWith('arl_token');
   });
 
-  it('reports a session that had to be looked up once the lookup settles', async () => {
-    const { synchronous, outcome } = run(
-      { cachedSession: () => undefined, authenticate: () => Promise.resolve(SESSION) },
-      'Bearer arl_stored-token',
-    );
-    expect(synchronous).toBe(false);
-    await expect(outcome).resolves.toEqual({ kind: 'success', value: SESSION });
-  });
-
-  it.each([
-    ['an unknown token, from the cache', { cachedSession: () => null }, ErrorCode.InvalidToken],
+  it.each<[string, () => Promise<AuthenticatedSession | null>, ErrorCode, string]>([
     [
-      'a banned user, from the cache',
-      { cachedSession: () => ({ ...SESSION, userState: 'banned' as const }) },
-      ErrorCode.ApiBanned,
-    ],
-    [
-      'an unknown token, looked up',
-      { cachedSession: () => undefined, authenticate: () => Promise.resolve(null) },
+      'an unknown, expired or revoked token',
+      () => Promise.resolve(null),
       ErrorCode.InvalidToken,
+      'The token is invalid, expired or revoked',
     ],
     [
-      'a failing store',
-      {
-        cachedSession: () => undefined,
-        authenticate: () => Promise.reject(new Error('connection refused')),
-      },
-      ErrorCode.InternalAuthError,
+      'a banned user',
+      () => Promise.resolve({ ...SESSION, userState: 'banned' }),
+      ErrorCode.ApiBanned,
+      'This account is banned from this service',
     ],
-  ])('reports %s as an error with its code', async (_case, sessions, code) => {
-    const { outcome } = run(sessions, 'Bearer arl_some-token');
-    const reported = await outcome;
-    expect(reported.kind).toBe('error');
-    expect(reported.value).toBeInstanceOf(AppException);
-    expect((reported.value as AppException).code).toBe(code);
+    [
+      'a banned token',
+      () => Promise.resolve({ ...SESSION, state: 'banned' }),
+      ErrorCode.ApiBanned,
+      'This token is banned',
+    ],
+    [
+      'a failing session store',
+      () => Promise.reject(new Error('connection refused')),
+      ErrorCode.InternalAuthError,
+      'The authentication system is unavailable; try again later',
+    ],
+  ])('refuses %s', async (_case, authenticate, code, message) => {
+    const refusal = await strategyOver(authenticate)
+      .validate('arl_token')
+      .catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(AppException);
+    expect(refusal).toMatchObject({ code, message });
+  });
+});
+
+describe('BearerStrategy under passport', () => {
+  /** Runs the strategy as the guard does: passport's `authenticate` with a callback. */
+  function authenticate(
+    strategy: BearerStrategy,
+    request: object,
+  ): Promise<{ error: unknown; session: unknown }> {
+    const authenticator = new passport.Authenticator().use('bearer', strategy);
+    return new Promise((resolve, reject) => {
+      const middleware = authenticator.authenticate(
+        'bearer',
+        { session: false },
+        (error: unknown, session: unknown) => resolve({ error, session }),
+      ) as (request: object, response: object, next: (error?: unknown) => void) => void;
+      middleware(request, {}, reject);
+    });
+  }
+
+  it('hands validate the token of `Bearer <token>`', async () => {
+    const lookUp = jest.fn(() => Promise.resolve(SESSION));
+    const outcome = await authenticate(strategyOver(lookUp), {
+      headers: { authorization: 'Bearer arl_token' },
+    });
+    expect(outcome).toEqual({ error: null, session: SESSION });
+    expect(lookUp).toHaveBeenCalledWith('arl_token');
   });
 
-  it('fails a header it cannot parse without looking anything up', async () => {
-    const cachedSession = jest.fn();
-    const { synchronous, outcome } = run({ cachedSession }, 'Bearer two words');
-    expect(synchronous).toBe(true);
-    await expect(outcome).resolves.toEqual({ kind: 'fail', value: 400 });
-    expect(cachedSession).not.toHaveBeenCalled();
+  it('reports what validate refused as an error', async () => {
+    const { error } = await authenticate(
+      strategyOver(() => Promise.resolve(null)),
+      { headers: { authorization: 'Bearer arl_token' } },
+    );
+    expect(error).toMatchObject({ code: ErrorCode.InvalidToken });
+  });
+
+  it('fails a second token in the query without looking anything up', async () => {
+    const lookUp = jest.fn(() => Promise.resolve(SESSION));
+    const outcome = await authenticate(strategyOver(lookUp), {
+      headers: { authorization: 'Bearer arl_token' },
+      query: { access_token: 'arl_other' },
+    });
+    expect(outcome).toEqual({ error: null, session: false });
+    expect(lookUp).not.toHaveBeenCalled();
   });
 });

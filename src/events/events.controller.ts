@@ -21,7 +21,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
-import { bearerToken } from 'src/auth/session-auth.guard';
+import { readAuthorization, tokenOf } from 'src/auth/authorization-header';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
@@ -154,7 +154,7 @@ export class EventsController {
     @SseSignal() signal: AbortSignal,
   ): Promise<Observable<MessageEvent>> {
     // Kept to check the session again while the stream is open; the guard has accepted it.
-    const token = bearerToken(request.headers.authorization) ?? '';
+    const token = tokenOf(readAuthorization(request.headers.authorization)) ?? '';
     return this.guildEvents.follow(
       guildId,
       session,

@@ -104,47 +104,42 @@ describe('SessionsService.authenticate and invalidations', () => {
   });
 });
 
-describe('SessionsService.cachedSession (answering without a promise)', () => {
-  it('leaves a token it has not resolved yet to authenticate', async () => {
+describe('SessionsService.authenticate from the cache', () => {
+  it('refuses a malformed token without a lookup', async () => {
     const { service, query } = setUp();
-    const token = generateSessionToken('login');
-    expect(service.cachedSession(token)).toBeUndefined();
-    query.mockResolvedValueOnce([ROW]);
-    await service.authenticate(token);
-    expect(service.cachedSession(token)).toMatchObject({ id: ROW.id });
-    expect(query).toHaveBeenCalledTimes(1);
-  });
-
-  it('refuses a malformed token at once', () => {
-    const { service, query } = setUp();
-    expect(service.cachedSession('arl_short')).toBeNull();
+    expect(await service.authenticate('arl_short')).toBeNull();
     expect(query).not.toHaveBeenCalled();
   });
 
-  it('refuses a cached session that has expired since', async () => {
+  it('refuses a cached session that has expired since, without a lookup', async () => {
     const { service, query, clock } = setUp();
     const token = generateSessionToken('login');
     query.mockResolvedValueOnce([ROW]);
     expect(await service.authenticate(token)).not.toBeNull();
     jest.spyOn(clock, 'nowMs').mockReturnValue(ROW.expires_at.getTime());
-    expect(service.cachedSession(token)).toBeNull();
+    expect(await service.authenticate(token)).toBeNull();
+    expect(query).toHaveBeenCalledTimes(1);
   });
 
-  it('forgets a revoked session at once', async () => {
+  it('looks a revoked session up again', async () => {
     const { service, invalidation, query } = setUp();
     const token = generateSessionToken('login');
-    query.mockResolvedValueOnce([ROW]);
+    query.mockResolvedValueOnce([ROW]).mockResolvedValue([]);
     await service.authenticate(token);
     await invalidation.sessionChanged(ROW.id);
-    expect(service.cachedSession(token)).toBeUndefined();
+    expect(await service.authenticate(token)).toBeNull();
+    expect(query).toHaveBeenCalledTimes(2);
   });
 
-  it('always defers to authenticate when instances share invalidations', async () => {
-    const { service, query } = setUp({ shared: true });
+  it('lets pending I/O run before trusting the cache when instances share invalidations', async () => {
+    const { service, invalidation, query } = setUp({ shared: true });
     const token = generateSessionToken('login');
-    query.mockResolvedValueOnce([ROW]);
+    query.mockResolvedValueOnce([ROW]).mockResolvedValue([]);
     await service.authenticate(token);
-    expect(service.cachedSession(token)).toBeUndefined();
+    // An invalidation from another instance, already waiting when the request comes in.
+    setImmediate(() => void invalidation.sessionChanged(ROW.id));
+    expect(await service.authenticate(token)).toBeNull();
+    expect(query).toHaveBeenCalledTimes(2);
   });
 });
 

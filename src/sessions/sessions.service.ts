@@ -92,18 +92,6 @@ export class SessionsService {
     return this.liveSession(entry, now);
   }
 
-  /**
-   * What the cache alone says of a token, without a promise: its live session, null for a
-   * malformed token or an expired session, undefined when `authenticate` must answer (not cached,
-   * or instances share invalidations and one may still be waiting in this process's socket buffer).
-   */
-  cachedSession(token: string): AuthenticatedSession | null | undefined {
-    if (!isWellFormedToken(token)) return null;
-    if (this.invalidation.isShared) return undefined;
-    const entry = this.cache.get(sessionTokenKey(token));
-    return entry ? this.liveSession(entry, this.clock.nowMs()) : undefined;
-  }
-
   private liveSession(entry: CachedSession, now: number): AuthenticatedSession | null {
     if (entry.session.expiresAt.getTime() <= now) return null;
     this.recordUse(entry, now);
