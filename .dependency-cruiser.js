@@ -62,7 +62,7 @@ const PUBLIC_API = {
     'settings-openapi',
     'settings.commands',
     // What event streams read: committed changes, and the revisions to resume from.
-    'settings.events',
+    'engine/settings.events',
     'revisions/revision-feed.service',
   ],
   stats: [

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { BenchPlatform } from './bench-platform';
-import { SCENARIOS, type Scenario } from './scenarios';
+import { selectedScenarios, type Scenario } from './scenarios';
 import { unusedPort } from 'test/support/ports';
 
 /**
@@ -16,6 +16,7 @@ import { unusedPort } from 'test/support/ports';
  * between runs, from JIT and GC timing), so they judge a change of a few percent. Kernel work
  * (the socket writes) is not counted; the baselines pay it too. Needs valgrind and PostgreSQL at
  * BENCH_DATABASE_URL; takes a few minutes (everything runs 20 to 50 times slower under valgrind).
+ * `BENCH_SCENARIOS=View` counts only the scenarios whose name contains one of the words.
  */
 const ROOT = join(__dirname, '..', '..');
 /** Requests counted per server and scenario, after WARM_UP uncounted ones (the JIT settles). */
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const platform = await BenchPlatform.start();
   try {
-    for (const scenario of SCENARIOS) {
+    for (const scenario of selectedScenarios()) {
       const service = await startCounted(
         [join(ROOT, 'dist', 'src', 'main.js')],
         {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
-import { SCENARIOS, type Scenario } from './scenarios';
+import { selectedScenarios, type Scenario } from './scenarios';
 import {
   heapUsage,
   profileMarkdown,
@@ -144,14 +144,6 @@ async function benchEngines(platform: BenchPlatform): Promise<EngineResults[]> {
 interface BenchData {
   env: Record<string, string>;
   drop(): Promise<void>;
-}
-
-/** `BENCH_SCENARIOS=config,@me` measures only the scenarios whose name contains one of the words. */
-function selectedScenarios(): Scenario[] {
-  const words = (process.env.BENCH_SCENARIOS ?? '').split(',').filter(Boolean);
-  return words.length === 0
-    ? SCENARIOS
-    : SCENARIOS.filter((scenario) => words.some((word) => scenario.name.includes(word)));
 }
 
 interface RunningService {

@@ -76,3 +76,11 @@ export const SCENARIOS: Scenario[] = [
     prepare: () => Promise.resolve({}),
   },
 ];
+
+/** `BENCH_SCENARIOS=config,@me` measures only the scenarios whose name contains one of the words. */
+export function selectedScenarios(): Scenario[] {
+  const words = (process.env.BENCH_SCENARIOS ?? '').split(',').filter(Boolean);
+  return words.length === 0
+    ? SCENARIOS
+    : SCENARIOS.filter((scenario) => words.some((word) => scenario.name.includes(word)));
+}

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { RedisBroadcasts, type Broadcast } from 'src/common/redis/redis-broadcast';
-import type { RevisionSummary } from 'src/settings/settings.events';
+import type { RevisionSummary } from 'src/settings/engine/settings.events';
 import type { BotEvent } from 'src/events/bot-events';
 
 /** What travels between instances: a guild's committed revisions, or bot health events. */

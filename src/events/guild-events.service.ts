@@ -11,7 +11,7 @@ import {
   type StreamSocket,
 } from 'src/events/event-streams';
 import { RevisionFeed, type SettingViewTest } from 'src/settings/revisions/revision-feed.service';
-import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/settings.events';
+import { SettingsChangedEvent, type RevisionSummary } from 'src/settings/engine/settings.events';
 
 /**
  * How many revisions a resumed stream replays at most; a client further behind is told to read

@@ -24,7 +24,7 @@ async function operatorAuthor(
   as: string | undefined,
 ): Promise<SettingsAuthor> {
   const userId = as === undefined ? await transfer.ownerOf(guildId) : requireSnowflake(as, '--as');
-  return { userId, sessionId: null, sessionType: null };
+  return { userId, id: null, type: null, scope: null };
 }
 
 /** The API's refusals as the CLI prints them. */

@@ -9,9 +9,7 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ExecuteSettingDto, SettingResultDto } from 'src/settings/dto/execute-setting.dto';
-import type { SettingsAuthor } from 'src/settings/engine/settings-author';
-import { Author } from 'src/settings/settings-author.decorator';
-import { SettingsService } from 'src/settings/settings.service';
+import { SettingsService } from 'src/settings/engine/settings.service';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('settings')
@@ -51,7 +49,7 @@ export class SettingsController {
   // The engine answers a SettingResultDto already encoded as JSON.
   @Header('Content-Type', 'application/json; charset=utf-8')
   execute(
-    @Author() author: SettingsAuthor,
+    @CurrentSession() author: AuthenticatedSession,
     @GuildId() guildId: string,
     @Body() body: ExecuteSettingDto,
   ): Promise<Buffer> {

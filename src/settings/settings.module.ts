@@ -16,7 +16,7 @@ import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
 import { SettingsController } from 'src/settings/settings.controller';
 import { RevisionFeed } from 'src/settings/revisions/revision-feed.service';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
-import { SettingsService } from 'src/settings/settings.service';
+import { SettingsService } from 'src/settings/engine/settings.service';
 import { SettingsRevisionsController } from 'src/settings/revisions/settings-revisions.controller';
 import { SettingsRevisionsService } from 'src/settings/revisions/settings-revisions.service';
 import { SettingsRollbackService } from 'src/settings/revisions/settings-rollback.service';

@@ -5,7 +5,6 @@ import type { Type } from '@nestjs/common';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
 import { SessionsService } from 'src/sessions/sessions.service';
-import { readAuthor } from 'src/settings/settings-author.decorator';
 import { createApiToken, databaseOf, loginAs, type TestLogin } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 import { eventually } from 'test/support/eventually';
@@ -41,15 +40,10 @@ describe('authentication', () => {
         for (const name of methodNames(controller.prototype)) {
           const handler = controller.prototype[name];
           if (name === 'constructor' || typeof handler !== 'function') continue;
-          const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<
-            string,
-            { factory?: unknown }
-          >;
-          const readsSession = Object.entries(args).some(
-            ([key, arg]) =>
-              key.startsWith(`${RouteParamtypes.SESSION}:`) || arg.factory === readAuthor,
-          );
-          if (!readsSession) continue;
+          const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as object;
+          if (!Object.keys(args).some((key) => key.startsWith(`${RouteParamtypes.SESSION}:`))) {
+            continue;
+          }
           const route = `${controller.name}.${name}`;
           takingSession.push(route);
           const isPublic = reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { REVISION_OPERATIONS, type RevisionOperation } from 'src/settings/settings.events';
+import { REVISION_OPERATIONS, type RevisionOperation } from 'src/settings/engine/settings.events';
 import { SHARD_STATUSES, type ShardStatus } from 'src/stats/shard-stats';
 
 /** `event: ready` / `event: reset`: where the stream stands (its `id` is this revision). */

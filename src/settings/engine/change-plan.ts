@@ -216,8 +216,8 @@ export function revisionOf(
     after: change.after,
     diff: diffRows(change.before, change.after),
     user_id: author.userId,
-    session_id: author.sessionId,
-    session_type: author.sessionType,
+    session_id: author.id,
+    session_type: author.type,
     reverts: write.reverts,
     created_at: now,
   });

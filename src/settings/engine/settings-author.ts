@@ -1,20 +1,17 @@
-import type { AuthenticatedSession, SessionType } from 'src/common/auth/authenticated-session';
+import type {
+  AuthenticatedSession,
+  SessionType,
+  TokenScope,
+} from 'src/common/auth/authenticated-session';
 
-/** Who runs an operation: the user, and the session or API token used (none from the CLI). */
-export interface SettingsAuthor {
-  userId: string;
-  sessionId: string | null;
-  sessionType: SessionType | null;
-  /** A scoped API token's permission strings: the user's own are limited to them. */
-  scope?: readonly string[];
-}
-
-/** The author of a change made through the API: the user, their session or token, its scope. */
-export function authorOf(session: AuthenticatedSession): SettingsAuthor {
-  return {
-    userId: session.userId,
-    sessionId: session.id,
-    sessionType: session.type,
-    scope: session.scope?.permissions ?? undefined,
-  };
+/**
+ * Who runs a settings operation: the user, and the session or API token used, with its scope. A
+ * request's session is its author as it is (controllers pass `@CurrentSession()` on); the CLI acts
+ * with no session (`id` and `type` null) and no scope.
+ */
+export interface SettingsAuthor extends Pick<AuthenticatedSession, 'userId'> {
+  readonly id: string | null;
+  readonly type: SessionType | null;
+  /** A scoped API token's: the user's permissions are limited to its permission strings. */
+  readonly scope: Pick<TokenScope, 'permissions'> | null;
 }

@@ -80,9 +80,10 @@ export class SettingsCallers {
     cache: GuildSettingsCache,
   ): Promise<Caller> {
     await this.guilds.assertBotIn(guildId, author.userId);
-    const caller = { userId: author.userId, scope: author.scope };
+    const scope = author.scope?.permissions ?? undefined;
+    const caller = { userId: author.userId, scope };
     if (cache.version === null) return this.permissions.resolve(guildId, caller, cache);
-    const key = JSON.stringify([guildId, cache.version, author.userId, author.scope ?? null]);
+    const key = JSON.stringify([guildId, cache.version, author.userId, scope ?? null]);
     const held = this.recent.get(key);
     if (held) return held;
     const resolving = this.permissions.resolve(guildId, caller, cache);

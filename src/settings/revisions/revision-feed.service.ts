@@ -4,9 +4,8 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
 import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
-import type { RevisionSummary } from 'src/settings/settings.events';
-import { authorOf } from 'src/settings/engine/settings-author';
-import { SettingsService } from 'src/settings/settings.service';
+import type { RevisionSummary } from 'src/settings/engine/settings.events';
+import { SettingsService } from 'src/settings/engine/settings.service';
 
 /** Which settings' changes a caller may be told of: those whose View they hold. */
 export type SettingViewTest = (setting: string) => boolean;
@@ -31,7 +30,7 @@ export class RevisionFeed {
    * token's scope applied). 404 for a guild the bot is not in, as for the settings themselves.
    */
   async viewer(guildId: string, session: AuthenticatedSession): Promise<SettingViewTest> {
-    const may = await this.settings.may(guildId, authorOf(session));
+    const may = await this.settings.may(guildId, session);
     return (setting) => may(`${setting}.view`);
   }
 

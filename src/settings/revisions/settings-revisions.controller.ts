@@ -1,3 +1,5 @@
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import {
   applyDecorators,
   Controller,
@@ -28,8 +30,6 @@ import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { ParseIntegerPipe } from 'src/common/validation/integer-text';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
 import { SettingsRevisionsService } from 'src/settings/revisions/settings-revisions.service';
-import type { SettingsAuthor } from 'src/settings/engine/settings-author';
-import { Author } from 'src/settings/settings-author.decorator';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 const REVISION_PIPE = new ParseIntegerPipe('revision', 1, MAX_REVISION);
@@ -93,7 +93,7 @@ export class SettingsRevisionsController {
   @ApiOkResponse({ type: RevisionPageDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   list(
-    @Author() author: SettingsAuthor,
+    @CurrentSession() author: AuthenticatedSession,
     @GuildId() guildId: string,
     @Query(DeclaredSettingFilterPipe) query: ListRevisionsQueryDto,
   ): Promise<RevisionPageDto> {
@@ -107,7 +107,7 @@ export class SettingsRevisionsController {
     'Undo one revision: its entry is put back as it was, with the checks of a change made by hand',
   )
   revert(
-    @Author() author: SettingsAuthor,
+    @CurrentSession() author: AuthenticatedSession,
     @GuildId() guildId: string,
     @Param('revision', REVISION_PIPE) revision: number,
   ): Promise<RollbackResultDto> {
@@ -120,7 +120,7 @@ export class SettingsRevisionsController {
     "Undo every later revision of this revision's setting: the setting as this revision left it",
   )
   restore(
-    @Author() author: SettingsAuthor,
+    @CurrentSession() author: AuthenticatedSession,
     @GuildId() guildId: string,
     @Param('revision', REVISION_PIPE) revision: number,
   ): Promise<RollbackResultDto> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, MoreThan, type Repository } from 'typeorm';
 import { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
-import type { RevisionSummary } from 'src/settings/settings.events';
+import type { RevisionSummary } from 'src/settings/engine/settings.events';
 
 /** Revisions whose stored states are read in one statement. */
 const STATES_PER_READ = 500;

@@ -10,7 +10,7 @@ import {
 } from 'src/settings/revisions/dto/revisions.dto';
 import type { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
 import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
-import { SettingsService } from 'src/settings/settings.service';
+import { SettingsService } from 'src/settings/engine/settings.service';
 import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 
 /** Who may read a guild's settings revisions. */

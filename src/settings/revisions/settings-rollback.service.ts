@@ -15,7 +15,7 @@ import {
 } from 'src/settings/revisions/settings-revisions.repository';
 import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
 import { HISTORY_PERMISSION, revisionDto } from 'src/settings/revisions/settings-revisions.service';
-import { SettingsService } from 'src/settings/settings.service';
+import { SettingsService } from 'src/settings/engine/settings.service';
 import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 
 /**

@@ -1,3 +1,5 @@
+import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
+import { CurrentSession } from 'src/common/decorators/current-session.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -12,8 +14,6 @@ import {
   SettingsExportDto,
 } from 'src/settings/transfer/dto/transfer.dto';
 import { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
-import type { SettingsAuthor } from 'src/settings/engine/settings-author';
-import { Author } from 'src/settings/settings-author.decorator';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 @ApiTags('settings')
@@ -29,7 +29,10 @@ export class SettingsTransferController {
   })
   @ApiOkResponse({ type: SettingsExportDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
-  export(@Author() author: SettingsAuthor, @GuildId() guildId: string): Promise<SettingsExportDto> {
+  export(
+    @CurrentSession() author: AuthenticatedSession,
+    @GuildId() guildId: string,
+  ): Promise<SettingsExportDto> {
     return this.transfer.export(guildId, author);
   }
 
@@ -43,7 +46,7 @@ export class SettingsTransferController {
   @ApiOkResponse({ type: ImportReportDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   import(
-    @Author() author: SettingsAuthor,
+    @CurrentSession() author: AuthenticatedSession,
     @GuildId() guildId: string,
     @Body() body: ImportSettingsDto,
   ): Promise<ImportReportDto> {

@@ -17,7 +17,7 @@ import { RevisionFeed } from 'src/settings/revisions/revision-feed.service';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';
 import { revisionDto } from 'src/settings/revisions/settings-revisions.service';
 import { MAX_CHANGE_ENTRIES } from 'src/settings/engine/change-plan';
-import { SettingsService, type WriteOutcome } from 'src/settings/settings.service';
+import { SettingsService, type WriteOutcome } from 'src/settings/engine/settings.service';
 import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 import { type SettingsRequest } from 'src/settings/engine/settings-checks';
 import {

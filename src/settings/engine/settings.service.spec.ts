@@ -20,7 +20,7 @@ import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 import type { AppConfig } from 'src/config/app-config';
 import type { ExecutableOperation } from 'src/settings/schema/settings-schema';
-import { SettingsService } from 'src/settings/settings.service';
+import { SettingsService } from 'src/settings/engine/settings.service';
 import { type SettingsAuthor } from 'src/settings/engine/settings-author';
 import {
   FEEDBACK_TABLE_SQL,
@@ -158,8 +158,9 @@ async function setUp(): Promise<{
 const SESSION = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const authorOf = (userId: string): SettingsAuthor => ({
   userId,
-  sessionId: SESSION,
-  sessionType: 'login',
+  id: SESSION,
+  type: 'login',
+  scope: null,
 });
 const TOPIC = { topic: 'bugs', channel: CHANNEL, cooldown: 30 };
 const answer = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));

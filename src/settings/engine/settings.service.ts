@@ -33,7 +33,7 @@ import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
 import { stableJson, toApi } from 'src/settings/engine/settings-rows';
 import type { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';
-import { SettingsChangedEvent, summariseRevision } from 'src/settings/settings.events';
+import { SettingsChangedEvent, summariseRevision } from 'src/settings/engine/settings.events';
 
 /** What a write produced: its answer's data, and the revisions it recorded. */
 export interface AppliedWrite {
