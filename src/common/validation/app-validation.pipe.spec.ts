@@ -63,6 +63,36 @@ describe('AppValidationPipe', () => {
     });
   });
 
+  it('tells each field what is wrong first: missing, then the wrong type, then a rule', async () => {
+    await expect(pipe.transform({ setting: 7, operation: 'View' }, body)).rejects.toMatchObject({
+      details: [
+        { field: 'setting', message: 'setting must be a string' },
+        { field: 'fields', message: expect.stringMatching(/^fields is required/) },
+      ],
+    });
+    await expect(pipe.transform({ operation: 'View', fields: {} }, body)).rejects.toMatchObject({
+      message: 'Invalid request: setting is required',
+      details: [{ field: 'setting', message: 'setting is required' }],
+    });
+  });
+
+  it.each([
+    [[], 'an array'],
+    [null, 'null'],
+    ['View', 'a string'],
+    [7, 'a number'],
+    [undefined, 'nothing'],
+  ])('refuses a body of %p: it must be a JSON object', (value, what) => {
+    const message = `The request body must be a JSON object, not ${what}`;
+    expect(() => pipe.transform(value, body)).toThrow(
+      expect.objectContaining({
+        code: 'BadRequest',
+        message,
+        details: [{ field: 'body', message }],
+      }),
+    );
+  });
+
   it('hands values it does not validate to the route as they came', async () => {
     const session = { userId: '1' };
     expect(pipe.transform(session, { type: 'custom', metatype: Object, data: '' })).toBe(session);

@@ -65,6 +65,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** What a parsed JSON body is, as a client would name it. */
+function jsonTypeOf(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
 /** Values a route receives without validating them: its own decorators' and native types. */
 const UNVALIDATED_TYPES: ReadonlySet<unknown> = new Set([
   String,
@@ -88,9 +96,10 @@ class DtoValidationPipe extends ValidationPipe {
       forbidNonWhitelisted: true,
       transform: true,
       forbidUnknownValues: true,
-      // One message per field: the first rule it breaks.
-      stopAtFirstError: true,
-      validationError: { target: false, value: false },
+      // Every rule is judged, so that one message per field can be chosen (toErrorDetails): a
+      // missing field is required, a wrong type is named, before any range or format. The values
+      // are read there and never leave the service.
+      validationError: { target: false, value: true },
       exceptionFactory: (errors) => {
         const details = toErrorDetails(errors);
         return new AppException(ErrorCode.BadRequest, summariseDetails(details), details);
@@ -143,6 +152,11 @@ export class AppValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const { type, metatype } = metadata;
     if (type === 'custom' || !metatype || UNVALIDATED_TYPES.has(metatype)) return value;
+    // Every body of this API is a JSON object: anything else is told so, not judged field by field.
+    if (type === 'body' && !isPlainObject(value)) {
+      const message = `The request body must be a JSON object, not ${jsonTypeOf(value)}`;
+      throw new AppException(ErrorCode.BadRequest, message, [{ field: 'body', message }]);
+    }
     return this.dtos.transform(value, metadata);
   }
 }
