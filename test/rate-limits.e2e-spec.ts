@@ -9,6 +9,7 @@ import { hashSessionToken } from 'src/sessions/session-token';
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
+import { SINK_FIELDS } from 'test/settings/settings-support';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
@@ -147,17 +148,23 @@ describe('rate limits: guild routes', () => {
     expectLimitHeaders(await list(other.token, '?refresh=true'), 'guilds-refresh', 2, 1);
   });
 
-  it('limits setting operations per user', async () => {
-    const login = await loginAs(t(), DEMO_IDS.carol);
-    const post = (): Promise<Response> =>
+  it('limits setting writes per user; a View is not a write', async () => {
+    const login = await loginAs(t(), DEMO_IDS.alice);
+    const post = (operation: string, fields: object): Promise<Response> =>
       t()
         .http()
         .post(`/guilds/${DEMO_IDS.community}/settings`)
         .set('Authorization', `Bearer ${login.token}`)
-        .send({ setting: 'guildroles', operation: 'View', fields: {} });
-    expectLimitHeaders(await post(), 'settings-write', 2, 1);
-    expectLimitHeaders(await post(), 'settings-write', 2, 0);
-    expectRefused(await post(), 'settings-write');
+        .send({ setting: 'auditlog_sinks', operation, fields });
+    for (let i = 0; i < 3; i++) {
+      const view = await post('View', {});
+      expect(view.status).toBe(200);
+      expect(view.headers['x-ratelimit-bucket']).toBe('authenticated');
+    }
+    expectLimitHeaders(await post('Create', SINK_FIELDS), 'settings-write', 2, 1);
+    expectLimitHeaders(await post('Create', SINK_FIELDS), 'settings-write', 2, 0);
+    expectRefused(await post('Create', SINK_FIELDS), 'settings-write');
+    expect((await post('View', {})).status).toBe(200);
     // Reading the schemas is not an operation.
     await t()
       .http()

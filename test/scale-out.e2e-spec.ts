@@ -123,7 +123,7 @@ describeShared('scale-out: two instances behave as one service', () => {
 
   it('counts one rate-limit budget across both instances', async () => {
     const owner = await login(DEMO_IDS.alice);
-    // The previous test spent part of the owner's budget (it is per user, every operation counts).
+    // The previous test spent part of the owner's budget (it is per user; every write counts).
     const remaining: number[] = [];
     let refused: { status: number; code: unknown; retryAfter?: string } | undefined;
     for (let i = 0; i < SETTINGS_WRITES; i++) {

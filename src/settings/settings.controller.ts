@@ -37,7 +37,11 @@ export class SettingsController {
 
   @Post()
   @HttpCode(HttpStatus.OK)
-  @RateLimit('settings-write')
+  // A View reads: it is not a write (the general per-user limit still counts it).
+  @RateLimit(
+    'settings-write',
+    ({ body }) => (body as { operation?: unknown } | null)?.operation !== 'View',
+  )
   @ApiOperation({ summary: 'Run a setting operation: View, Create, Update, Delete or Reorder' })
   @ApiOkResponse({ type: SettingResultDto })
   @ApiErrorResponses(

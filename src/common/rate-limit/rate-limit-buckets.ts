@@ -32,7 +32,7 @@ export const RATE_LIMIT_BUCKETS = {
     windowSeconds: 60,
     env: 'RATE_LIMIT_MEMBER_LOOKUP',
   },
-  /** `POST /guilds/{guild_id}/settings`, per user. */
+  /** `POST /guilds/{guild_id}/settings` but a View, revert, restore and import, per user. */
   'settings-write': {
     scope: 'user',
     limit: 60,

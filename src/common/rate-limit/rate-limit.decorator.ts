@@ -6,8 +6,11 @@ export const NO_RATE_LIMIT_KEY = 'rate-limit:none';
 
 export interface RouteBucket {
   bucket: RateLimitBucket;
-  /** Counts only requests this is true for (e.g. `?refresh=true`); every request by default. */
-  when?: (request: { query?: unknown }) => boolean;
+  /**
+   * Counts only requests this is true for (e.g. `?refresh=true`, or a body's operation); every
+   * request by default. The body is parsed JSON, not yet validated.
+   */
+  when?: (request: { query?: unknown; body?: unknown }) => boolean;
 }
 
 /**

@@ -231,7 +231,13 @@ function requireVersion(setting: RegisteredSetting, row: ObjectLiteral, item: Se
   const expected = item[VERSION_COLUMN] as number | undefined;
   if (expected === undefined || !(VERSION_COLUMN in row) || row[VERSION_COLUMN] === expected)
     return;
-  const message = `${setting.schema.id} entry ${describeKey(setting, item)} has changed since you read it (it is at version ${String(row[VERSION_COLUMN])}, you sent ${String(expected)}); read it again and retry`;
+  const current = row[VERSION_COLUMN] as number;
+  const entry = `${setting.schema.id} entry ${describeKey(setting, item)}`;
+  // A version the entry never had was not read from it: say so, rather than "changed since".
+  const message =
+    expected > current
+      ? `${entry} has no version ${expected}: it is at version ${current}; read it and send the version it has`
+      : `${entry} has changed since you read it (it is at version ${current}, you sent ${expected}); read it again and retry`;
   throw new AppException(ErrorCode.VersionConflict, message, [{ field: VERSION_COLUMN, message }]);
 }
 

@@ -289,6 +289,11 @@ describe('SettingsService', () => {
     });
     expect(await feedback.count()).toBe(1);
     expect(await revisions()).toHaveLength(1);
+    await expect(run(OWNER, 'Delete', { topic: 'bugs', version: 7 })).rejects.toMatchObject({
+      code: 'VersionConflict',
+      message:
+        'feedback_topics entry topic bugs has no version 7: it is at version 3; read it and send the version it has',
+    });
     await run(OWNER, 'Delete', { topic: 'bugs', version: 3 });
     expect(await feedback.find()).toEqual([]);
   });
