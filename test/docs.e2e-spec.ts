@@ -3,6 +3,8 @@ import { useTestApp } from 'test/support/test-app';
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
   security?: Record<string, string[]>[];
+  description?: string;
+  parameters?: { name: string; in: string; example?: unknown; schema?: { example?: unknown } }[];
 }
 
 /** The only operations that may be called without a session. */
@@ -194,6 +196,26 @@ describe('API documentation', () => {
             has500: true,
           });
         }
+      }
+    });
+
+    it('tells how to follow an event stream, and prefills nothing that would skip events', () => {
+      const streams = Object.entries(document.paths).flatMap(([path, methods]) =>
+        Object.entries(methods)
+          .filter(
+            ([, operation]) => 'text/event-stream' in (operation.responses['200']?.content ?? {}),
+          )
+          .map(([method, operation]) => ({ route: `${method.toUpperCase()} ${path}`, operation })),
+      );
+      expect(streams.map(({ route }) => route).sort()).toEqual([
+        'GET /bot-stats/events',
+        'GET /guilds/{guild_id}/events',
+      ]);
+      for (const { operation } of streams) {
+        expect(operation.description).toMatch(/^Follow it with an `EventSource` or `curl -N`/);
+        const lastEventId = operation.parameters?.find((p) => p.name === 'Last-Event-ID');
+        expect(lastEventId).toMatchObject({ in: 'header' });
+        expect(lastEventId?.example ?? lastEventId?.schema?.example).toBeUndefined();
       }
     });
 

@@ -67,8 +67,16 @@ const LastEventIdHeader = ApiHeader({
   required: false,
   description:
     'The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects)',
-  schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$', example: '42' },
+  // No example: Swagger UI would send it, and a stream opened from the page would skip events.
+  schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' },
 });
+
+/**
+ * Said first in each stream's description: a stream does not end, so Swagger UI's "Execute" waits
+ * for it and shows nothing.
+ */
+const FOLLOW_A_STREAM =
+  "Follow it with an `EventSource` or `curl -N` (with the `Authorization` header where it is needed): a stream stays open, so Swagger UI's Execute waits on it and shows no event. ";
 
 /**
  * How an event stream is described. OpenAPI 3.0 has no model of a stream: the body is a string
@@ -126,6 +134,7 @@ export class EventsController {
   @ApiOperation({
     summary: "A guild's settings changes as they are committed (Server-Sent Events)",
     description:
+      FOLLOW_A_STREAM +
       "Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, when its client stops reading, after an hour (`EVENTS_MAX_STREAM_SECONDS`), and when the instance shuts down (the client reconnects).",
   })
   @eventStreamResponse({
@@ -172,6 +181,7 @@ export class EventsController {
   @ApiOperation({
     summary: "The bot's health as it changes: shard statuses and totals (Server-Sent Events)",
     description:
+      FOLLOW_A_STREAM +
       'Public, like `GET /bot-stats`. A new stream opens with a `stats` event (the body of `GET /bot-stats`); then `shard` events as shard statuses change (a shard silent for 2 minutes becomes `Unknown`) and `totals` events as the totals change: at once after a report, within 2 seconds for a shard falling silent. A client that reconnects with `Last-Event-ID` receives what it missed from the last 1,000 events, or a fresh `stats` event if it is further behind. Comments (`: heartbeat`) keep idle streams open.',
   })
   @eventStreamResponse({
