@@ -53,7 +53,8 @@ type Overrides = Partial<Record<keyof PlatformService | keyof BotMembershipServi
 const MEMBERSHIP_KEYS = ['isBotIn', 'refusedByPlatform'] as const;
 
 function service(
-  now: string,
+  /** The clock's time: fixed, or read on every call. */
+  now: string | (() => string),
   user: APIGuildMember | null,
   overrides: Overrides = {},
 ): GuildAccessService {
@@ -73,7 +74,8 @@ function service(
     rememberRefusal: () => Promise.resolve(),
     ...overrides,
   } as unknown as PlatformService;
-  const clock: Clock = { now: () => new Date(now), nowMs: () => Date.parse(now) };
+  const time = typeof now === 'string' ? (): string => now : now;
+  const clock: Clock = { now: () => new Date(time()), nowMs: () => Date.parse(time()) };
   return new GuildAccessService(platform, membership, clock);
 }
 
@@ -231,12 +233,7 @@ describe('GuildAccessService contexts', () => {
 
   it('builds a new context once the last is a second old, so timeouts are judged afresh', async () => {
     let now = NOW;
-    const platform = { ...cachedAnswers };
-    const access = service(NOW, user, platform);
-    (access as unknown as { clock: Clock }).clock = {
-      now: () => new Date(now),
-      nowMs: () => Date.parse(now),
-    };
+    const access = service(() => now, user, cachedAnswers);
     const first = await access.guildContext(GUILD);
     now = '2025-01-01T00:00:00.999Z';
     expect(await access.guildContext(GUILD)).toBe(first);
