@@ -8,6 +8,17 @@ import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 export const API_TITLE = 'Bot Management Service API';
 export const API_VERSION = '0.2.0';
 
+/** The page's intro: what the API is and, in demo mode, the three steps to a first call. */
+const API_INTRO = [
+  'HTTP/JSON API behind a Discord moderation bot. Errors are always `{message, code}` JSON.',
+  '',
+  '**Trying it in demo mode** (the service runs without `DISCORD_BOT_TOKEN`, against its built-in platform emulator): ' +
+    '1. `GET /demo/oauth2-code` (the **demo** section, first below) hands out a login code and `login_body`; ' +
+    '2. `POST /oauth2` with that body logs in and answers a `token`; ' +
+    '3. **Authorize** (top right) with the token as `UserAuth`, and every operation can be tried out. ' +
+    'Demo Community (`1100000000000000100`) is prefilled as the guild.',
+].join('\n');
+
 /**
  * The OpenAPI document generated from the controllers, the DTOs and the registered settings (also
  * written to openapi.json). Needs the initialized application.
@@ -16,9 +27,7 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
   const config = new DocumentBuilder()
     .setTitle(API_TITLE)
     .setVersion(API_VERSION)
-    .setDescription(
-      'HTTP/JSON API behind a Discord moderation bot. Errors are always `{message, code}` JSON.',
-    )
+    .setDescription(API_INTRO)
     .addApiKey(
       {
         type: 'apiKey',
@@ -55,6 +64,8 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
 
 /** Every tag the operations use, with what it groups. */
 const TAGS: Readonly<Record<string, string>> = {
+  // First on the page: in demo mode, this is where a visitor starts.
+  demo: 'Demo mode only: start here. Logging in as a demo user without the platform',
   auth: 'Logging in with the chat platform (OAuth2)',
   sessions: 'Login sessions and API tokens',
   guilds: "The user's guilds, with roles, channels and effective permissions",
@@ -66,7 +77,6 @@ const TAGS: Readonly<Record<string, string>> = {
     "Server-Sent Events: a guild's settings changes and the bot's health, pushed as they happen",
   config: 'Public configuration for clients',
   health: 'Liveness and readiness probes',
-  demo: 'Demo mode only: logging in as a demo user without the platform',
 };
 
 type Operations = Record<string, { security?: object[]; summary?: string; responses?: object }>;

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { FastifyBaseLogger } from 'fastify';
-import type { DestinationStream, Logger } from 'pino';
+import type { Logger } from 'pino';
 import { AppModule } from 'src/app.module';
 import { prepareSessionRequests } from 'src/auth/session-request';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
@@ -20,11 +20,11 @@ import { API_TITLE, createOpenApiDocument } from 'src/app.openapi';
 
 /**
  * The HTTP adapter: Fastify with the body limit and proxy trust from the configuration, and its
- * pino logger as the application's logger (`destination` lets tests capture the lines).
+ * pino logger as the application's logger (tests hand in one that captures the lines).
  */
 export function createHttpAdapter(
   config: AppConfig,
-  destination?: DestinationStream,
+  logger: Logger = createRootLogger(config.logLevel),
 ): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
@@ -37,7 +37,7 @@ export function createHttpAdapter(
     clientErrorHandler: answerClientError,
     // Fastify takes a hop count or the trusted proxies' addresses (never "trust everyone").
     trustProxy: trustedProxies(config),
-    loggerInstance: createRootLogger(config.logLevel, destination),
+    loggerInstance: logger,
     // One line per request, written when the response is finished, instead of Fastify's two; the
     // request id reaches every line through requestContext, so no child logger per request.
     logController: new AccessLogController(),
@@ -63,17 +63,26 @@ function trustedProxies(config: AppConfig): false | number | string[] {
 
 /** Options for creating the application, shared by `createApp` and the e2e tests. */
 export const APP_OPTIONS: NestApplicationOptions = {
-  bufferLogs: true,
+  // A failed boot is thrown to its caller (main.ts writes it as one line), not ended by Nest.
+  abortOnError: false,
   // The API speaks JSON only: Nest's form-body parser is not registered.
   bodyParser: false,
 };
 
 /** Creates the application exactly as it runs in production. */
-export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+export async function createApp(
+  config: AppConfig,
+  logger: Logger,
+): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
-    createHttpAdapter(config),
-    APP_OPTIONS,
+    createHttpAdapter(config, logger),
+    {
+      ...APP_OPTIONS,
+      // From the first line on, in the log's own format and as they happen: a boot that stops
+      // early shows how far it got.
+      logger: new AppLogger(logger),
+    },
   );
   await configureApp(app);
   return app;

@@ -2,38 +2,64 @@ import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { createApp } from 'src/app.setup';
-import { flushLogs } from 'src/common/logging/app-logger';
+import { createRootLogger, flushLogs } from 'src/common/logging/app-logger';
+import { listenFailure, StartupFailure } from 'src/common/startup/startup-failure';
 import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-config';
+
+/** The service's log, once the configuration has said at which level. */
+let logger: Logger | undefined;
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(readProcessEnvironment());
-  const app = await createApp(config);
+  logger = createRootLogger(config.logLevel);
+  const app = await createApp(config, logger);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => void shutdown(app));
+    process.once(signal, () => void shutdown(app, logger as Logger));
   }
-  await app.listen(config.http.port, config.http.host);
-  const logger = app.getHttpAdapter().getInstance().log as Logger;
+  const { host, port } = config.http;
+  await app.listen(port, host).catch((error: unknown) => {
+    throw listenFailure(error, { host, port });
+  });
   // The bound address, not the configured one: PORT=0 asks for any free port.
-  const { address, port } = app.getHttpServer().address() as AddressInfo;
-  logger.info({ runtime: `Node.js ${process.version}`, host: address, port }, 'Service started');
+  const bound = app.getHttpServer().address() as AddressInfo;
+  logger.info(
+    { runtime: `Node.js ${process.version}`, host: bound.address, port: bound.port },
+    'Service started',
+  );
 }
 
 /** Stops accepting connections, lets in-flight requests finish, closes everything, then exits. */
-async function shutdown(app: NestFastifyApplication): Promise<void> {
-  const logger = app.getHttpAdapter().getInstance().log as Logger;
+async function shutdown(app: NestFastifyApplication, log: Logger): Promise<void> {
   let code = 0;
   try {
     await app.close();
   } catch (error) {
-    logger.error({ err: error }, 'Shutdown failed');
+    log.error({ err: error }, 'Shutdown failed');
     code = 1;
   }
-  await flushLogs(logger);
+  await flushLogs(log);
   process.exit(code);
 }
 
-bootstrap().catch((error: unknown) => {
-  // A configuration problem is one clear line; anything else keeps its stack for the operator.
-  console.error(error instanceof ConfigError ? error.message : error);
+/**
+ * A boot that fails ends with one line: an invalid configuration as plain text (the log's level
+ * may be what is wrong); anything else as the log's `fatal` line, in words where the cause is known
+ * (StartupFailure) and with its stack where it is not (a defect to report).
+ */
+async function failBoot(error: unknown): Promise<never> {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  // A failure while the configuration was read (its key file, say) logs at the default level.
+  logger ??= createRootLogger('info');
+  if (error instanceof StartupFailure) {
+    logger.fatal(error.message);
+  } else {
+    logger.fatal({ err: error }, `The service could not start: ${(error as Error).message}`);
+  }
+  await flushLogs(logger);
   process.exit(1);
-});
+}
+
+bootstrap().catch(failBoot);

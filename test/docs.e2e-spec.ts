@@ -5,6 +5,7 @@ interface Operation {
   security?: Record<string, string[]>[];
   description?: string;
   parameters?: { name: string; in: string; example?: unknown; schema?: { example?: unknown } }[];
+  requestBody?: { content: Record<string, { examples?: Record<string, { value: unknown }> }> };
 }
 
 /** The only operations that may be called without a session. */
@@ -83,6 +84,32 @@ describe('API documentation', () => {
           name: 'Authorization',
         }),
         UserAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      });
+    });
+
+    it('puts the demo first and says in its intro how to try it', () => {
+      const full = document as unknown as {
+        tags: { name: string }[];
+        info: { description: string };
+      };
+      expect(full.tags[0]?.name).toBe('demo');
+      expect(full.info.description).toContain('GET /demo/oauth2-code');
+      expect(full.info.description).toContain('Authorize');
+    });
+
+    // A person runs the prefilled login body with only the code replaced.
+    it("logs in with POST /oauth2's prefilled body once only the code is replaced", async () => {
+      const body = document.paths['/oauth2']?.post?.requestBody?.content['application/json'];
+      const prefilled = Object.values(body?.examples ?? {})[0]?.value as Record<string, unknown>;
+      expect(Object.keys(prefilled).sort()).toEqual(['code', 'redirect_uri']);
+      const issued = await t().http().get('/demo/oauth2-code').expect(200);
+      const login = await t()
+        .http()
+        .post('/oauth2')
+        .send({ ...prefilled, code: issued.body.code });
+      expect({ status: login.status, message: login.body.message }).toEqual({
+        status: 200,
+        message: undefined,
       });
     });
 

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Clock } from 'src/common/time/clock';
 import { READINESS_REUSE_MS } from 'src/health/health.service';
 import {
   startAppWithCuttableDatabase,
@@ -18,14 +19,21 @@ describe('health', () => {
     });
 
     it('GET /readyz shares one round of pings between the probes of one second', async () => {
-      await t().http().get('/readyz').expect(200);
-      const queries = countQueries(t());
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, () => t().http().get('/readyz')),
-      );
-      expect(answers.map((res) => res.status)).toEqual(Array.from({ length: 20 }, () => 200));
-      expect(queries.count()).toBeLessThanOrEqual(1);
-      queries.stop();
+      // The second stands still, however slowly a loaded machine answers the burst.
+      const clock = t().app.get(Clock);
+      const frozen = jest.spyOn(clock, 'nowMs').mockReturnValue(clock.nowMs());
+      try {
+        await t().http().get('/readyz').expect(200);
+        const queries = countQueries(t());
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => t().http().get('/readyz')),
+        );
+        expect(answers.map((res) => res.status)).toEqual(Array.from({ length: 20 }, () => 200));
+        expect(queries.count()).toBe(0);
+        queries.stop();
+      } finally {
+        frozen.mockRestore();
+      }
     });
 
     it('GET /readyz reports every configured dependency up', async () => {

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,6 +31,91 @@ describe('the service process', () => {
     const lines = run.stderr.trim().split('\n');
     expect(lines).toEqual([expect.stringMatching(/^Invalid configuration: PORT .*LOG_LEVEL/)]);
     expect(run.stdout).toBe('');
+  });
+
+  describe('stops at boot with one fatal line in the log format, after the boot lines so far', () => {
+    /** The run's log lines, parsed; every line on stdout is a JSON log line. */
+    function linesOf(run: { stdout: string }): { level: string; msg: string; context?: string }[] {
+      return run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { level: string; msg: string; context?: string });
+    }
+
+    function expectOneFatalLine(
+      run: { code: number | null; stdout: string; stderr: string },
+      message: RegExp,
+    ): void {
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe('');
+      const lines = linesOf(run);
+      // Only information before the end: no error lines, no stacks, nothing but the one fatal line.
+      expect(lines.filter((line) => line.level !== 'info')).toEqual([
+        {
+          level: 'fatal',
+          msg: expect.stringMatching(message),
+          time: expect.any(Number),
+          pid: expect.any(Number),
+          hostname: expect.any(String),
+        },
+      ]);
+      expect(lines.at(-1)?.level).toBe('fatal');
+      // The boot's own lines, as they happened, show how far it got.
+      expect(lines[0]).toMatchObject({ level: 'info', context: 'NestFactory' });
+    }
+
+    it('when its port is in use', async () => {
+      const holder = createServer();
+      await new Promise<void>((done) => holder.listen(0, '127.0.0.1', done));
+      const { port } = holder.address() as AddressInfo;
+      try {
+        const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
+        const run = await runToExit({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+        expectOneFatalLine(
+          run,
+          new RegExp(`^Port ${port} is already in use on 127\\.0\\.0\\.1: .*set PORT`),
+        );
+      } finally {
+        holder.close();
+      }
+    });
+
+    it('when nothing answers at DATABASE_URL', async () => {
+      const closed = createServer();
+      await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise((done) => closed.close(done));
+      const run = await runToExit({
+        PORT: '0',
+        DATABASE_URL: `postgres://postgres:secret-password@127.0.0.1:${port}/bms`,
+        TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,
+      });
+      expectOneFatalLine(
+        run,
+        new RegExp(`^Nothing answers at 127\\.0\\.0\\.1:${port} \\(DATABASE_URL\\)`),
+      );
+      expect(run.stdout).not.toContain('secret-password');
+    });
+
+    it('when the data directory cannot be written', async () => {
+      // Root may write anywhere: the service then runs as an unprivileged user.
+      const parent = mkdtempSync(join(tmpdir(), 'bms-readonly-'));
+      chmodSync(parent, 0o555);
+      const asRoot = process.getuid?.() === 0;
+      const dataDir = join(parent, 'data');
+      const run = await runToExit(
+        { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir },
+        [MAIN],
+        asRoot ? { uid: 65534, gid: 65534 } : {},
+      );
+      expect(run.code).toBe(1);
+      expect(linesOf(run)).toEqual([
+        expect.objectContaining({
+          level: 'fatal',
+          msg: `Cannot write ${dataDir} (EACCES: permission denied): give this process write access to it, or set DATA_DIR to a directory it can write`,
+        }),
+      ]);
+    });
   });
 
   it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
@@ -382,8 +468,9 @@ function startService(env: Record<string, string>): {
 async function runToExit(
   env: Record<string, string>,
   args: string[] = [MAIN],
+  user: { uid?: number; gid?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: serviceEnv(env) });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: serviceEnv(env), ...user });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { LogLevel } from 'src/common/logging/log-level';
+import { unwritablePath } from 'src/common/startup/startup-failure';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 import { EnvironmentSchema } from 'src/config/environment.schema';
 import {
@@ -20,6 +21,9 @@ import { parseTrustProxy, type TrustProxy } from 'src/config/trust-proxy';
 export const BODY_LIMIT_BYTES = 100 * 1024;
 /** PostgreSQL connections per instance unless DATABASE_POOL_SIZE says otherwise. */
 const DEFAULT_POSTGRES_POOL_SIZE = 10;
+
+/** The redirect URI allowed when OAUTH2_ALLOWED_REDIRECTS is not set: Swagger UI's own. */
+export const DEFAULT_REDIRECT_URI = 'http://localhost:3000/docs/oauth2-redirect.html';
 
 export type DatabaseConfig =
   /** `poolSize`: connections this instance may hold (DATABASE_POOL_SIZE). */
@@ -179,9 +183,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       botFeedStaleAfterSeconds: env.BOT_FEED_STALE_AFTER ?? 120,
     },
     oauth2: {
-      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [
-        'http://localhost:3000/docs/oauth2-redirect.html',
-      ],
+      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [DEFAULT_REDIRECT_URI],
     },
     community: {
       mainServer: env.MAIN_SERVER ?? DEMO_DEFAULTS.mainServer,
@@ -303,8 +305,16 @@ function readOrCreateKeyFile(dataDir: string): Buffer {
     }
     return key;
   }
-  mkdirSync(dataDir, { recursive: true });
   const key = randomBytes(32);
-  writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw unwritablePath(
+      dataDir,
+      error,
+      'give this process write access to it, or set DATA_DIR to a directory it can write',
+    );
+  }
   return key;
 }

@@ -1,5 +1,7 @@
 import { Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { databaseConnectionFailure } from 'src/common/startup/startup-failure';
 import { AppConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres } from 'src/database/embedded-postgres';
@@ -56,9 +58,21 @@ class DatabaseEngineModule {}
         // Entities a module registers with TypeOrmModule.forFeature() join the glob's (modules
         // outside src/, such as test fixtures, declare settings this way).
         autoLoadEntities: true,
-        // Fail the boot on the first error instead of retrying for minutes.
+        // Fail the boot on the first error instead of retrying for minutes, and without a
+        // "Retrying" line: main.ts writes the one line that says what is wrong.
         retryAttempts: 0,
+        toRetry: () => false,
       }),
+      // A server that cannot be reached, a database that does not exist, a refused login: told
+      // in words (StartupFailure); anything else as it is.
+      dataSourceFactory: async (options) => {
+        const dataSource = new DataSource(options as DataSourceOptions);
+        try {
+          return await dataSource.initialize();
+        } catch (error) {
+          throw databaseConnectionFailure(error, (options as { url: string }).url);
+        }
+      },
     }),
   ],
 })

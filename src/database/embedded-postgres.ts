@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { unwritablePath } from 'src/common/startup/startup-failure';
 import { seedDataDirectory } from 'src/database/embedded-template';
 
 /** PGlite is one database session: the pool in front of it holds exactly one client. */
@@ -45,7 +46,6 @@ export class EmbeddedPostgres {
     let lockFile: string | null = null;
     let scratchDirectory: string | null = null;
     if (directory !== null) {
-      mkdirSync(dirname(directory), { recursive: true });
       lockFile = join(directory, '..', 'pglite.pid');
       takeLock(lockFile, directory);
     } else {
@@ -83,13 +83,24 @@ export class EmbeddedPostgres {
   }
 }
 
-/** Claims the data directory for this process, unless a live process holds it. */
+/**
+ * Claims the data directory for this process, unless a live process holds it. A directory that
+ * cannot be created or written is reported as such (not as a lock file that is missing).
+ */
 function takeLock(lockFile: string, directory: string): void {
   try {
+    mkdirSync(dirname(directory), { recursive: true });
     writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
     return;
-  } catch {
-    // Held, or left behind by a process that died: look at who.
+  } catch (error) {
+    // EEXIST: held, or left behind by a process that died; look at who.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw unwritablePath(
+        dirname(directory),
+        error,
+        'give this process write access to it, or set DATA_DIR to a directory it can write',
+      );
+    }
   }
   const holder = Number(readFileSync(lockFile, 'utf8').trim());
   if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {

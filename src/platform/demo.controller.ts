@@ -25,7 +25,7 @@ export class DemoController {
   @ApiOperation({
     summary: 'Demo mode only: an OAuth2 authorization code for a demo user',
     description:
-      'Only registered when the service runs in demo mode (no DISCORD_BOT_TOKEN). Exchange the code with POST /oauth2.',
+      'Only registered when the service runs in demo mode (no DISCORD_BOT_TOKEN). Exchange the code with POST /oauth2: `login_body` is the body to send, as it is.',
   })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.NotFound)
   issueCode(@Query() query: DemoCodeQueryDto): DemoCodeDto {
@@ -43,6 +43,12 @@ export class DemoController {
         ? undefined
         : { challenge: query.code_challenge, method: query.code_challenge_method ?? 'plain' };
     const code = emulator.issueCode({ userId, redirectUri, challenge });
-    return { code, redirect_uri: redirectUri, user_id: userId, expires_in: CODE_LIFETIME_S };
+    return {
+      code,
+      redirect_uri: redirectUri,
+      user_id: userId,
+      expires_in: CODE_LIFETIME_S,
+      login_body: { code, redirect_uri: redirectUri },
+    };
   }
 }

@@ -103,9 +103,18 @@ describeWithChromium('Swagger UI at /docs, in a real browser', () => {
     const issued = await answerOf(codeOp);
     expect(issued.user_id).toBe(DEMO_IDS.alice);
 
-    // 2. Exchanged for a login session.
+    // The demo is the first section of the page.
+    await expect(page.locator('.opblock-tag').first().getAttribute('data-tag')).resolves.toBe(
+      'demo',
+    );
+
+    // 2. Exchanged for a login session: the prefilled body, with only the code replaced.
     const loginOp = await operation('auth', 'OAuth2Controller_create');
-    await execute(loginOp, { code: issued.code, redirect_uri: issued.redirect_uri });
+    const prefilled = JSON.parse(
+      await loginOp.locator('textarea.body-param__text').inputValue(),
+    ) as Record<string, unknown>;
+    expect(prefilled.code).toEqual(expect.stringContaining('GET /demo/oauth2-code'));
+    await execute(loginOp, { ...prefilled, code: issued.code });
     expect(await statusOf(loginOp)).toContain('200');
     const token = (await answerOf(loginOp)).token as string;
     expect(token).toMatch(/^arl_/);

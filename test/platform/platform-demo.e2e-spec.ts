@@ -40,6 +40,7 @@ describe('demo mode', () => {
         redirect_uri: 'http://localhost:3000/docs/oauth2-redirect.html',
         user_id: DEMO_IDS.alice,
         expires_in: 600,
+        login_body: { code: res.body.code, redirect_uri: res.body.redirect_uri },
       });
       const client = t().app.get(PlatformClient);
       const grant = await client.exchangeCode(res.body.code, res.body.redirect_uri);
@@ -49,6 +50,12 @@ describe('demo mode', () => {
           error: 'invalid_grant',
         },
       );
+    });
+
+    it('hands out the body that POST /oauth2 takes as it is', async () => {
+      const issued = await t().http().get('/demo/oauth2-code').expect(200);
+      const login = await t().http().post('/oauth2').send(issued.body.login_body).expect(200);
+      expect(login.body.user.id).toBe(DEMO_IDS.alice);
     });
 
     it('issues codes for other demo users', async () => {

@@ -121,6 +121,49 @@ describe('built-in settings, every operation, by the guild owner', () => {
     expect(viewed.map((r) => r.role_id)).toEqual([ROLE.helper, ROLE.moderator]);
   });
 
+  describe('permission strings in a namespace that names a setting', () => {
+    it.each([
+      [
+        'guildroles',
+        { role_id: ROLE.vip, perms: ['guildroles.veiw'], index: 5 },
+        'perms',
+        'guildroles.veiw is not a permission of the setting guildroles: it has guildroles.view, guildroles.create, guildroles.update, guildroles.delete, guildroles.reorder, guildroles.*, guildroles.@clear',
+      ],
+      [
+        'guildmembers',
+        { user_id: DEMO_IDS.bob, perm_overrides: ['rpc.kick', '~settings_history.edit'] },
+        'perm_overrides',
+        '~settings_history.edit is not a permission of the setting settings_history: it has settings_history.view, settings_history.*, settings_history.@clear',
+      ],
+    ])(
+      'refuses one the setting does not have (%s), storing nothing',
+      async (setting, fields, field, message) => {
+        const res = await owner.exec(setting, 'Create', fields);
+        expect(res.status).toBe(400);
+        expect(res.body).toMatchObject({ code: 'BadRequest', details: [{ field, message }] });
+        expect(res.body.message).toContain(message);
+        const [keyColumn, keyValue] = Object.entries(fields)[0] ?? [];
+        expect(ok(await owner.exec(setting, 'View', { [keyColumn]: keyValue }))).toEqual([]);
+      },
+    );
+
+    it("takes each of a setting's permissions, its wildcard and the bot's own namespaces", async () => {
+      const perms = [
+        'guildroles.view',
+        'guildroles.reorder',
+        '~lockdown_settings.update',
+        'protection.*',
+        'commands.@clear',
+        'rpc.frobnicate',
+      ];
+      const created = ok(
+        await owner.exec('guildroles', 'Create', { role_id: ROLE.eventHost, perms, index: 6 }),
+      ) as Row;
+      expect(created.perms).toEqual(perms);
+      ok(await owner.exec('guildroles', 'Delete', { role_id: ROLE.eventHost }));
+    });
+  });
+
   it('View filters by column and pages with limit and offset', async () => {
     for (const command of ['kick', 'warn', 'purge']) {
       ok(

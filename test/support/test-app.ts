@@ -5,6 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from 'src/app.module';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from 'src/app.setup';
+import { createRootLogger } from 'src/common/logging/app-logger';
 import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 import { AppConfig, loadConfig, type Environment } from 'src/config/app-config';
 import request, { type Agent } from 'supertest';
@@ -109,7 +110,7 @@ async function startApp(
     controllers: options.controllers ?? [],
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
-    createHttpAdapter(config, logs),
+    createHttpAdapter(config, createRootLogger(config.logLevel, logs)),
     APP_OPTIONS,
   );
   await configureApp(app);

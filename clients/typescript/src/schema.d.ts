@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Demo mode only: an OAuth2 authorization code for a demo user
-         * @description Only registered when the service runs in demo mode (no DISCORD_BOT_TOKEN). Exchange the code with POST /oauth2.
+         * @description Only registered when the service runs in demo mode (no DISCORD_BOT_TOKEN). Exchange the code with POST /oauth2: `login_body` is the body to send, as it is.
          */
         get: operations["DemoController_issueCode"];
         put?: never;
@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * Log in: exchange an OAuth2 authorization code for a login session
-         * @description Requires the identify and guilds scopes. A public client (a single-page dashboard) uses PKCE: it sends the `code_challenge` when sending the user to the platform and the `code_verifier` here. In demo mode, GET /demo/oauth2-code hands out codes (with a `code_challenge` for PKCE).
+         * @description Requires the identify and guilds scopes. A public client (a single-page dashboard) uses PKCE: it sends the `code_challenge` when sending the user to the platform and the `code_verifier` here. In demo mode, GET /demo/oauth2-code hands out codes (with a `code_challenge` for PKCE) and the body to send here as `login_body`. A refused exchange does not use the code up: send it again, corrected.
          */
         post: operations["OAuth2Controller_create"];
         delete?: never;
@@ -476,6 +476,11 @@ export interface components {
              */
             support_server_invite: string;
         };
+        DemoLoginBodyDto: {
+            code: string;
+            /** @example http://localhost:3000/docs/oauth2-redirect.html */
+            redirect_uri: string;
+        };
         DemoCodeDto: {
             /** @description Single use; exchange it with `POST /oauth2` within 10 minutes. */
             code: string;
@@ -485,6 +490,11 @@ export interface components {
             user_id: string;
             /** @description Seconds until the code expires. */
             expires_in: number;
+            /**
+             * @description The body to send to `POST /oauth2` as it is (for a code asked with a `code_challenge`, add
+             *     its `code_verifier`).
+             */
+            login_body: components["schemas"]["DemoLoginBodyDto"];
         };
         OAuth2LoginDto: {
             /** @description The authorization code from the platform's OAuth2 redirect. */
@@ -496,8 +506,8 @@ export interface components {
             redirect_uri: string;
             /**
              * @description PKCE (RFC 7636): the verifier whose challenge went with the authorization request, for codes
-             *     issued with one. The service passes it to the platform's token exchange.
-             * @example dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk
+             *     issued with one. The service passes it to the platform's token exchange. Leave it out for a
+             *     code issued without a challenge: the platform refuses the pair.
              */
             code_verifier?: string;
         };

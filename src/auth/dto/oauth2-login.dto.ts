@@ -17,8 +17,8 @@ export class OAuth2LoginDto {
 
   /**
    * PKCE (RFC 7636): the verifier whose challenge went with the authorization request, for codes
-   * issued with one. The service passes it to the platform's token exchange.
-   * @example "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+   * issued with one. The service passes it to the platform's token exchange. Leave it out for a
+   * code issued without a challenge: the platform refuses the pair.
    */
   @IsOptional()
   @Matches(PKCE_VERIFIER_PATTERN, { message: PKCE_VERIFIER_MESSAGE('code_verifier') })

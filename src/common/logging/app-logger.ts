@@ -42,6 +42,12 @@ export function flushLogs(logger: Logger): Promise<void> {
   return new Promise((resolve) => logger.flush(() => resolve()));
 }
 
+/**
+ * Contexts whose error lines are Nest's reports of errors it also throws to the caller: creating
+ * the application (ExceptionHandler) and listening (NestApplication).
+ */
+const NEST_THROWN_FAILURES = new Set(['ExceptionHandler', 'NestApplication']);
+
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 /**
@@ -70,11 +76,17 @@ export class AppLogger implements LoggerService {
     this.write('fatal', message, rest);
   }
 
-  private write(level: Level, message: unknown, rest: unknown[]): void {
-    if (!this.root.isLevelEnabled(level)) return;
+  private write(requested: Level, message: unknown, rest: unknown[]): void {
     // Nest passes the context as the last string argument.
     const context =
       rest.length > 0 && typeof rest.at(-1) === 'string' ? (rest.pop() as string) : undefined;
+    // Nest logs a failed boot or listen before throwing it to its caller (abortOnError is off);
+    // main.ts then writes the one line that says what is wrong, so Nest's is detail for debugging.
+    const level =
+      requested === 'error' && context !== undefined && NEST_THROWN_FAILURES.has(context)
+        ? 'debug'
+        : requested;
+    if (!this.root.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = {};
     const requestId = requestContext.getStore()?.requestId;
     if (requestId) fields.request_id = requestId;

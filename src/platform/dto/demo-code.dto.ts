@@ -27,6 +27,14 @@ export class DemoCodeQueryDto {
   code_challenge_method?: (typeof CHALLENGE_METHODS)[number];
 }
 
+/** The body of `POST /oauth2` that exchanges the code. */
+export class DemoLoginBodyDto {
+  code!: string;
+
+  /** @example "http://localhost:3000/docs/oauth2-redirect.html" */
+  redirect_uri!: string;
+}
+
 /** An authorization code as the platform's consent screen would hand it to the dashboard. */
 export class DemoCodeDto {
   /** Single use; exchange it with `POST /oauth2` within 10 minutes. */
@@ -40,4 +48,10 @@ export class DemoCodeDto {
 
   /** Seconds until the code expires. */
   expires_in!: number;
+
+  /**
+   * The body to send to `POST /oauth2` as it is (for a code asked with a `code_challenge`, add
+   * its `code_verifier`).
+   */
+  login_body!: DemoLoginBodyDto;
 }

@@ -3,10 +3,11 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { summariseDetails } from 'src/common/validation/validation-details';
 import type { GuildContext } from 'src/guilds/guild-context';
 import { missingPermissions, permissionNames } from 'src/guilds/platform-permissions';
+import { parsePermission } from 'src/permissions/permission-string';
 import type { SettingRow } from 'src/settings/schema/settings-definition';
 import { offers, storedColumns, valuesOf } from 'src/settings/engine/settings-rows';
 import type { Caller } from 'src/settings/engine/settings-callers';
-import type { ExecutableOperation } from 'src/settings/schema/settings-schema';
+import type { ExecutableOperation, StringKind } from 'src/settings/schema/settings-schema';
 import type { RegisteredSetting, SettingsRegistry } from 'src/settings/schema/settings-registry';
 
 /** What `SettingsService.execute` takes: a setting, one of its operations, and the operation's fields. */
@@ -57,6 +58,7 @@ export function checkRequest(
   }
   if (operation !== 'View' && operation !== 'Delete') {
     const problems = [
+      ...permissionProblems(registry, setting, fields),
       ...referenceProblems(setting, caller.context, fields),
       ...botProblems(setting, caller.context, fields),
     ];
@@ -75,6 +77,47 @@ function invalidFields(details: ErrorDetail[]): AppException {
 
 /** What a write's values must satisfy in the live guild, beyond the setting's schema. */
 
+const OPERATIONS: readonly ExecutableOperation[] = [
+  'View',
+  'Create',
+  'Update',
+  'Delete',
+  'Reorder',
+];
+
+/**
+ * A permission string whose namespace names a declared setting must name one of its permissions
+ * (`guildroles.view`, …, `guildroles.*`, `guildroles.@clear`): `guildroles.veiw` would be stored
+ * and never grant anything. Other namespaces belong to the bot (`rpc.kick`) and are not known
+ * here. docs/permissions.md, "Permission strings".
+ */
+export function permissionProblems(
+  registry: SettingsRegistry,
+  setting: RegisteredSetting,
+  fields: unknown,
+): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  for (const { column, value } of textValues(setting, fields, ['permission'])) {
+    const { namespace, perm } = parsePermission(value);
+    const named = registry.get(namespace);
+    if (!named) continue;
+    const known = [
+      ...OPERATIONS.filter((operation) => offers(named, operation)).map((operation) =>
+        operation.toLowerCase(),
+      ),
+      '*',
+      '@clear',
+    ];
+    if (known.includes(perm)) continue;
+    const listed = known.map((name) => `${namespace}.${name}`).join(', ');
+    problems.push({
+      field: column,
+      message: `${value} is not a permission of the setting ${namespace}: it has ${listed}`,
+    });
+  }
+  return problems;
+}
+
 /** Role and channel values must name a role or channel of this guild. */
 export function referenceProblems(
   setting: RegisteredSetting,
@@ -82,22 +125,30 @@ export function referenceProblems(
   fields: unknown,
 ): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
+  for (const { column, kind, value } of textValues(setting, fields, ['role', 'channel'])) {
+    const known = kind === 'role' ? context.role(value) : context.channel(value);
+    if (!known)
+      problems.push({ field: column, message: `${value} is not a ${kind} of this guild` });
+  }
+  return problems;
+}
+
+/** Every value a write sends in the setting's text columns of the given kinds. */
+function* textValues(
+  setting: RegisteredSetting,
+  fields: unknown,
+  kinds: readonly StringKind[],
+): Generator<{ column: string; kind: StringKind; value: string }> {
   const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
   for (const column of storedColumns(setting)) {
     const type = column.column_type;
     if (type.type === 'Widget' || type.inner.type !== 'String') continue;
     const kind = type.inner.kind;
-    if (kind !== 'role' && kind !== 'channel') continue;
+    if (!kinds.includes(kind)) continue;
     for (const row of rows) {
-      for (const value of valuesOf(row[column.id])) {
-        const known = kind === 'role' ? context.role(value) : context.channel(value);
-        if (!known) {
-          problems.push({ field: column.id, message: `${value} is not a ${kind} of this guild` });
-        }
-      }
+      for (const value of valuesOf(row[column.id])) yield { column: column.id, kind, value };
     }
   }
-  return problems;
 }
 
 /** The bot must hold what the setting needs it to do, in the guild and in the channels named. */
