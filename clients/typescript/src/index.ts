@@ -1,7 +1,7 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { paths } from './schema';
+import type { paths } from './schema.js';
 
-export type { components, operations, paths } from './schema';
+export type { components, operations, paths } from './schema.js';
 
 /** A client of the whole API: `client.GET('/sessions/@me')`, typed by the OpenAPI document. */
 export type BotManagementClient = Client<paths>;
