@@ -22,6 +22,8 @@ export default tseslint.config(
       'test-artifacts/**',
       // Generated from openapi.json (npm run client:generate).
       'clients/typescript/src/schema.d.ts',
+      // A client package's build (npm pack, npm install from its folder).
+      'clients/*/dist/**',
     ],
   },
   eslint.configs.recommended,

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
-import { createBotManagementClient, type BotManagementClient } from 'clients/typescript/src';
+import {
+  createBotManagementClient,
+  type BotManagementClient,
+  type SettingFields,
+} from 'clients/typescript/src';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { SHARD_REPORT } from 'test/support/shard-report';
 import { useTestApp } from 'test/support/test-app';
@@ -230,6 +234,13 @@ describe('the typed TypeScript client (clients/typescript)', () => {
       role_id: '1100000000000000104',
     });
 
+    // The settings helper runs the same operation, its fields typed by the setting named first.
+    const filters: SettingFields<'guildroles', 'View'> = { role_id: '1100000000000000104' };
+    const helped = await user.settings(guild_id, 'guildroles', 'View', filters);
+    expect(helped.data?.data).toEqual([
+      expect.objectContaining({ role_id: '1100000000000000104', index: 2 }),
+    ]);
+
     // The body is typed per setting and operation: what the server refuses does not compile.
     const unknownSetting = await user.POST('/guilds/{guild_id}/settings', {
       ...path,
@@ -253,5 +264,24 @@ describe('the typed TypeScript client (clients/typescript)', () => {
       body: { setting: 'settings_history', operation: 'Delete', fields: {} },
     });
     expect(notOffered.error?.code).toBe('BadRequest');
+    const misspelt = await user.settings(guild_id, 'guildroles', 'View', {
+      // @ts-expect-error: guildroles' View takes `limit`; the compiler suggests it.
+      limt: 25,
+    });
+    expect(misspelt.error?.code).toBe('BadRequest');
+    // @ts-expect-error: settings_history offers View only.
+    const refused = await user.settings(guild_id, 'settings_history', 'Delete', {});
+    expect(refused.error?.code).toBe('BadRequest');
+    // @ts-expect-error: the document names every setting; this is not one of them.
+    const unknown = await user.settings(guild_id, 'no_such_setting', 'View', {});
+    expect(unknown.error?.code).toBe('NotFound');
+    const incomplete = await user.settings(
+      guild_id,
+      'guildroles',
+      'Create',
+      // @ts-expect-error: a guildroles entry needs its `index`.
+      { role_id: '1100000000000000105', perms: [] },
+    );
+    expect(incomplete.error?.code).toBe('BadRequest');
   });
 });

@@ -1,10 +1,47 @@
-import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { paths } from './schema';
+import createClient, { type Client, type FetchResponse, type Middleware } from 'openapi-fetch';
+import type { operations, paths } from './schema.js';
 
-export type { components, operations, paths } from './schema';
+export type { components, operations, paths } from './schema.js';
+
+type SettingsExecute = operations['SettingsController_execute'];
+
+/** Every body `POST /guilds/{guild_id}/settings` accepts: one per setting and operation. */
+export type SettingRequest = SettingsExecute['requestBody']['content']['application/json'];
+/**
+ * Each setting's operations, each with the `fields` it takes:
+ * `SettingsTable['guildroles']['View']` is the View's filters and page of `guildroles`.
+ */
+export type SettingsTable = {
+  [S in SettingRequest['setting']]: {
+    [R in Extract<SettingRequest, { setting: S }> as R['operation']]: R['fields'];
+  };
+};
+/** A setting's name: `'guildroles'`, `'protection'`, … */
+export type SettingName = keyof SettingsTable;
+/** The operations a setting offers: `'View'`, `'Create'`, … */
+export type SettingOperation<S extends SettingName> = keyof SettingsTable[S];
+/** The `fields` of one setting's operation: its columns, as that operation takes them. */
+export type SettingFields<
+  S extends SettingName,
+  O extends SettingOperation<S>,
+> = SettingsTable[S][O];
+/** The answer of a settings operation: `data` (`{type, data}`) for a 2xx, `error` otherwise. */
+export type SettingResult = FetchResponse<SettingsExecute, object, `${string}/${string}`>;
 
 /** A client of the whole API: `client.GET('/sessions/@me')`, typed by the OpenAPI document. */
-export type BotManagementClient = Client<paths>;
+export type BotManagementClient = Client<paths> & {
+  /**
+   * Runs a settings operation (`POST /guilds/{guild_id}/settings`). `fields` is typed by the
+   * setting and operation named before it, so a misspelt column is reported against that
+   * setting's columns, not against every setting's.
+   */
+  settings<S extends SettingName, O extends SettingOperation<S>>(
+    guildId: string,
+    setting: S,
+    operation: O,
+    fields: SettingFields<S, O>,
+  ): Promise<SettingResult>;
+};
 
 export interface BotManagementClientOptions {
   /** Where the service is, e.g. `http://localhost:3000`. */
@@ -20,7 +57,14 @@ export function createBotManagementClient(
 ): BotManagementClient {
   const client = createClient<paths>({ baseUrl: options.baseUrl, fetch: options.fetch });
   if (options.token !== undefined) client.use(bearer(options.token));
-  return client;
+  const settings: BotManagementClient['settings'] = (guildId, setting, operation, fields) =>
+    client.POST('/guilds/{guild_id}/settings', {
+      params: { path: { guild_id: guildId } },
+      // The signature ties fields to the setting and operation; the compiler cannot follow that
+      // through the union of bodies, so the body is named as the union it belongs to.
+      body: { setting, operation, fields } as SettingRequest,
+    });
+  return Object.assign(client, { settings });
 }
 
 function bearer(token: string): Middleware {
