@@ -3,7 +3,7 @@ import { CliModule } from 'src/cli.module';
 import { CliError } from 'src/common/cli/cli-arguments';
 import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-config';
 
-/** `npm run cli -- <command>`: the admin CLI (README, "Admin CLI"). */
+/** `npm run cli -- <command>`: the admin CLI (docs/operations.md, "Admin CLI"). */
 async function main(): Promise<void> {
   const config = loadConfig(readProcessEnvironment());
   await CommandFactory.run(CliModule.forRoot(config), {

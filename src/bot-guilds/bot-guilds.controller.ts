@@ -42,7 +42,7 @@ export class BotGuildsController {
   @ApiOperation({
     summary: 'A shard reports every guild it is in (on READY; API tokens of ROOT_USERS only)',
     description:
-      'Replaces the shard\'s set once all `total` ids have arrived; a large snapshot is sent in parts of at most 4,000 ids, each carrying the same `snapshot_at`. Parts may be sent again. A guild left after `snapshot_at` stays left. See the README, "Telling the service where the bot is".',
+      'Replaces the shard\'s set once all `total` ids have arrived; a large snapshot is sent in parts of at most 4,000 ids, each carrying the same `snapshot_at`. Parts may be sent again. A guild left after `snapshot_at` stays left. See docs/api.md, "Telling the service where the bot is".',
   })
   @ApiErrorResponses(ErrorCode.BadRequest)
   snapshot(

@@ -71,7 +71,7 @@ export interface paths {
         get?: never;
         /**
          * A shard reports every guild it is in (on READY; API tokens of ROOT_USERS only)
-         * @description Replaces the shard's set once all `total` ids have arrived; a large snapshot is sent in parts of at most 4,000 ids, each carrying the same `snapshot_at`. Parts may be sent again. A guild left after `snapshot_at` stays left. See the README, "Telling the service where the bot is".
+         * @description Replaces the shard's set once all `total` ids have arrived; a large snapshot is sent in parts of at most 4,000 ids, each carrying the same `snapshot_at`. Parts may be sent again. A guild left after `snapshot_at` stays left. See docs/api.md, "Telling the service where the bot is".
          */
         put: operations["BotGuildsController_snapshot"];
         post?: never;

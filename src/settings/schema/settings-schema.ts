@@ -88,7 +88,7 @@ export interface SettingSchema {
   index_by: string | null;
   columns: ColumnSchema[];
   operations: Operation[];
-  /** `{{column}}` templates rendered by clients (README, "Settings"). */
+  /** `{{column}}` templates rendered by clients (docs/settings.md, "Text templates"). */
   title_template: string;
   view_template: string;
   postsend_template: string;
