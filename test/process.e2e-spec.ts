@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,9 +17,9 @@ const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 /** The demo community's moderation log channel: the bot may post there. */
 const MOD_LOG = '1100000000000000132';
 
-// The built entry points, as `npm start` and `npm run cli` run them.
+// The built entry points, as `npm start` and `npm run cli` build and run them.
 beforeAll(() => {
-  execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
 }, 180_000);
 
 /** The service in a child process. */
@@ -297,6 +297,13 @@ describe('the admin CLI', () => {
     const run = await cli(...args);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(message);
+  });
+
+  it('runs as npm run cli does without building again while the build is up to date', async () => {
+    const built = statSync(CLI).mtimeMs;
+    const run = await runToExit({}, [join(ROOT, 'scripts', 'cli.mjs'), '--help']);
+    expect(run).toEqual({ code: 0, stdout: expect.stringMatching(/^Usage: cli /), stderr: '' });
+    expect(statSync(CLI).mtimeMs).toBe(built);
   });
 });
 
