@@ -158,6 +158,18 @@ describe('the admin CLI', () => {
     ...args: string[]
   ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
     runToExit({ DATA_DIR: dataDir }, [CLI, ...args]);
+  /** Runs `check` against the built service (its port and process id) on the CLI's data directory. */
+  const asService = async (check: (port: number, pid: number) => Promise<void>): Promise<void> => {
+    const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
+    try {
+      const port = await service.port;
+      await waitForHealthy(port);
+      await check(port, service.child.pid as number);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  };
 
   it('creates an API token that the service accepts, bans and unbans its user', async () => {
     const created = await cli(
@@ -173,17 +185,6 @@ describe('the admin CLI', () => {
     const token = created.stdout.trim().split('\n').at(-1) ?? '';
     expect(token).toMatch(/^ara_[A-Za-z0-9_-]{43}$/);
 
-    const asService = async (check: (port: number) => Promise<void>): Promise<void> => {
-      const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
-      try {
-        const port = await service.port;
-        await waitForHealthy(port);
-        await check(port);
-      } finally {
-        service.child.kill('SIGTERM');
-        await service.exited;
-      }
-    };
     await asService(async (p) => {
       const me = JSON.parse(await get(p, '/sessions/@me', token)) as {
         user_id: string;
@@ -272,7 +273,6 @@ describe('the admin CLI', () => {
       ['users:ban', 'abc'],
       'Error: user_id must be a snowflake (a decimal id of at most 20 digits)',
     ],
-    [['users:ban', '999'], 'Error: No user 999'],
     [['sessions:ban', 'nope'], 'Error: session_id must be a UUID'],
     [
       ['tokens:create', '--user', '1', '--name', 'x', '--expiry', '10'],
@@ -297,6 +297,32 @@ describe('the admin CLI', () => {
     const run = await cli(...args);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(message);
+  });
+
+  it('bans a user who has never logged in, so that their first login is refused', async () => {
+    const bob = DEMO_IDS.bob;
+    expect(await cli('users:ban', bob)).toEqual({
+      code: 0,
+      stdout: `User ${bob} is banned. They have not logged in yet: their login is refused.\n`,
+      stderr: '',
+    });
+    await asService(async (p) => {
+      const login = await demoLoginAnswer(p, bob);
+      expect(login.status).toBe(403);
+      expect(JSON.parse(login.body)).toEqual({
+        code: 'ApiBanned',
+        message: 'This account is banned from this service',
+      });
+    });
+    const unbanned = await cli('users:unban', bob);
+    expect(unbanned.code).toBe(0);
+    expect(unbanned.stdout).toMatch(new RegExp(`^User ${bob} is no longer banned\\.\n`));
+    // Lifting a ban that is not there is no error.
+    expect(await cli('users:unban', bob)).toEqual({
+      code: 0,
+      stdout: `User ${bob} is not banned.\n`,
+      stderr: '',
+    });
   });
 
   it('runs as npm run cli does without building again while the build is up to date', async () => {
@@ -458,16 +484,24 @@ function send(
 
 /** Logs a demo user in through the demo code route and POST /oauth2; returns the token. */
 async function demoLogin(port: number, userId: string): Promise<string> {
+  const login = await demoLoginAnswer(port, userId);
+  expect(login.status).toBe(200);
+  return (JSON.parse(login.body) as { token: string }).token;
+}
+
+/** POST /oauth2's answer to a demo user's login. */
+async function demoLoginAnswer(
+  port: number,
+  userId: string,
+): Promise<{ status: number; body: string }> {
   const code = JSON.parse(await get(port, `/demo/oauth2-code?user_id=${userId}`)) as {
     code: string;
     redirect_uri: string;
   };
-  const login = await send(port, 'POST', '/oauth2', null, {
+  return send(port, 'POST', '/oauth2', null, {
     code: code.code,
     redirect_uri: code.redirect_uri,
   });
-  expect(login.status).toBe(200);
-  return (JSON.parse(login.body) as { token: string }).token;
 }
 
 /** Sends the headers and half of a JSON body now, the rest on `finish()`. */
