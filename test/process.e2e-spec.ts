@@ -170,6 +170,9 @@ describe('the admin CLI', () => {
       await service.exited;
     }
   };
+  /** What the CLI prints when a command needs the embedded database that process `pid` holds. */
+  const inUse = (pid: number): string =>
+    `Error: The embedded database in ${join(dataDir, 'pglite')} is in use by process ${pid} (the running service, or another CLI command); stop it and run this command again, or run the service and the CLI on one PostgreSQL (DATABASE_URL)\n`;
 
   it('creates an API token that the service accepts, bans and unbans its user', async () => {
     const created = await cli(
@@ -185,16 +188,18 @@ describe('the admin CLI', () => {
     const token = created.stdout.trim().split('\n').at(-1) ?? '';
     expect(token).toMatch(/^ara_[A-Za-z0-9_-]{43}$/);
 
-    await asService(async (p) => {
+    await asService(async (p, pid) => {
       const me = JSON.parse(await get(p, '/sessions/@me', token)) as {
         user_id: string;
         name: string;
       };
       expect(me).toMatchObject({ user_id: '424242', name: 'ci', type: 'api' });
       // While the service holds the embedded database, the CLI is refused rather than let in.
-      const refused = await cli('sessions:list', '--user', '424242');
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/in use by process \d+; stop it first/);
+      expect(await cli('sessions:list', '--user', '424242')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse(pid),
+      });
     });
 
     const listed = await cli('sessions:list', '--user', '424242');
@@ -297,6 +302,40 @@ describe('the admin CLI', () => {
     const run = await cli(...args);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(message);
+  });
+
+  it('answers help and wrong arguments without the database, while the service holds it', async () => {
+    await asService(async (_port, pid) => {
+      const help = await cli('--help');
+      expect(help).toEqual({ code: 0, stdout: expect.stringMatching(/^Usage: cli /), stderr: '' });
+      expect(help.stdout).toContain('users:ban <user_id>');
+      expect(await cli('users:ban', '--help')).toEqual({
+        code: 0,
+        stdout: expect.stringMatching(/^Usage: cli users:ban \[options\] <user_id>\n/),
+        stderr: '',
+      });
+      expect(await cli('no-such-command')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: "error: unknown command 'no-such-command'\n",
+      });
+      expect(await cli('users:ban')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: "error: missing required argument 'user_id'\n",
+      });
+      expect(await cli('users:ban', 'abc')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'Error: user_id must be a snowflake (a decimal id of at most 20 digits)\n',
+      });
+      // A command that needs the database says in one line who holds it and what to do.
+      expect(await cli('users:ban', DEMO_IDS.bob)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse(pid),
+      });
+    });
   });
 
   it('bans a user who has never logged in, so that their first login is refused', async () => {

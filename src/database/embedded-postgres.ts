@@ -46,7 +46,7 @@ export class EmbeddedPostgres {
     let scratchDirectory: string | null = null;
     if (directory !== null) {
       mkdirSync(dirname(directory), { recursive: true });
-      lockFile = join(directory, '..', 'pglite.pid');
+      lockFile = lockFileOf(directory);
       takeLock(lockFile, directory);
     } else {
       scratchDirectory = mkdtempSync(join(tmpdir(), 'bms-pglite-'));
@@ -74,6 +74,14 @@ export class EmbeddedPostgres {
     }
   }
 
+  /**
+   * The live process, other than this one, that holds the stored database in `directory`; null
+   * when it is free. `start` takes it on the same terms.
+   */
+  static holder(directory: string): number | null {
+    return lockHolder(lockFileOf(directory));
+  }
+
   /** Stops accepting connections and closes the database, flushing it to disk. */
   async stop(): Promise<void> {
     await this.server.stop();
@@ -81,6 +89,10 @@ export class EmbeddedPostgres {
     if (this.lockFile) rmSync(this.lockFile, { force: true });
     if (this.scratchDirectory) rmSync(this.scratchDirectory, { recursive: true, force: true });
   }
+}
+
+function lockFileOf(directory: string): string {
+  return join(directory, '..', 'pglite.pid');
 }
 
 /** Claims the data directory for this process, unless a live process holds it. */
@@ -91,13 +103,26 @@ function takeLock(lockFile: string, directory: string): void {
   } catch {
     // Held, or left behind by a process that died: look at who.
   }
-  const holder = Number(readFileSync(lockFile, 'utf8').trim());
-  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+  const holder = lockHolder(lockFile);
+  if (holder !== null) {
     throw new Error(
       `The embedded database in ${directory} is in use by process ${holder}; stop it first (or use DATABASE_URL=postgres://…)`,
     );
   }
   writeFileSync(lockFile, String(process.pid));
+}
+
+/** The live process, other than this one, named by the lock file; null when none is. */
+function lockHolder(lockFile: string): number | null {
+  let holder: number;
+  try {
+    holder = Number(readFileSync(lockFile, 'utf8').trim());
+  } catch {
+    return null;
+  }
+  return Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)
+    ? holder
+    : null;
 }
 
 function isAlive(pid: number): boolean {

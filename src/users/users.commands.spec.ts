@@ -1,4 +1,7 @@
-import type { RedisConnection } from 'src/common/redis/redis.module';
+import type { INestApplicationContext } from '@nestjs/common';
+import { CliError } from 'src/common/cli/cli-arguments';
+import { CliServices } from 'src/common/cli/cli-services';
+import type { AppConfig } from 'src/config/app-config';
 import type { UserState } from 'src/users/user.entity';
 import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
 import type { UsersService } from 'src/users/users.service';
@@ -10,13 +13,15 @@ const WITHOUT_REDIS =
 async function printed(
   Command: typeof BanUserCommand | typeof UnbanUserCommand,
   before: UserState | null,
-  isShared = false,
+  redisUrl: string | null = null,
 ): Promise<string[]> {
   const users = { setState: jest.fn(() => Promise.resolve(before)) } as unknown as UsersService;
-  const redis = { client: isShared ? {} : null } as RedisConnection;
+  const services = new CliServices(() =>
+    Promise.resolve({ get: () => users } as unknown as INestApplicationContext),
+  );
   const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
   try {
-    await new Command(users, redis).run(['42']);
+    await new Command(services, { redisUrl } as AppConfig).run(['42']);
     return log.mock.calls.map(([line]) => line as string);
   } finally {
     log.mockRestore();
@@ -24,14 +29,14 @@ async function printed(
 }
 
 describe('users:ban', () => {
-  it.each<[string, UserState | null, boolean, string[]]>([
-    ['a user', 'normal', false, ['User 42 is banned.', WITHOUT_REDIS]],
-    ['a user, with Redis', 'normal', true, ['User 42 is banned.']],
-    ['a banned user', 'banned', false, ['User 42 was already banned.']],
+  it.each<[string, UserState | null, string | null, string[]]>([
+    ['a user', 'normal', null, ['User 42 is banned.', WITHOUT_REDIS]],
+    ['a user, with Redis', 'normal', 'redis://127.0.0.1:6379', ['User 42 is banned.']],
+    ['a banned user', 'banned', null, ['User 42 was already banned.']],
     [
       'an id that has not logged in',
       null,
-      false,
+      null,
       ['User 42 is banned. They have not logged in yet: their login is refused.'],
     ],
   ])('bans %s and says when running services apply it', async (_name, before, redis, lines) => {
@@ -46,5 +51,19 @@ describe('users:unban', () => {
     ['an id that has not logged in', null, ['User 42 is not banned.']],
   ])('unbans %s', async (_name, before, lines) => {
     expect(await printed(UnbanUserCommand, before)).toEqual(lines);
+  });
+});
+
+describe.each([
+  ['users:ban', BanUserCommand],
+  ['users:unban', UnbanUserCommand],
+])('%s with a wrong user id', (_name, Command) => {
+  it('refuses it before starting the database', async () => {
+    const start = jest.fn(() => Promise.reject(new Error('the services must not start')));
+    const run = new Command(new CliServices(start), { redisUrl: null } as AppConfig).run(['abc']);
+    await expect(run).rejects.toThrow(
+      new CliError('user_id must be a snowflake (a decimal id of at most 20 digits)'),
+    );
+    expect(start).not.toHaveBeenCalled();
   });
 });

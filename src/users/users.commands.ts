@@ -1,7 +1,8 @@
 import { Command, CommandRunner } from 'nest-commander';
 import { cliReachNote } from 'src/common/auth/session-reach';
 import { requireSnowflake } from 'src/common/cli/cli-arguments';
-import { RedisConnection } from 'src/common/redis/redis.module';
+import { CliServices } from 'src/common/cli/cli-services';
+import { AppConfig } from 'src/config/app-config';
 import { UsersService } from 'src/users/users.service';
 
 @Command({
@@ -12,15 +13,16 @@ import { UsersService } from 'src/users/users.service';
 })
 export class BanUserCommand extends CommandRunner {
   constructor(
-    private readonly users: UsersService,
-    private readonly redis: RedisConnection,
+    private readonly services: CliServices,
+    private readonly config: AppConfig,
   ) {
     super();
   }
 
   async run([user]: string[]): Promise<void> {
     const userId = requireSnowflake(user, 'user_id');
-    const before = await this.users.setState(userId, 'banned');
+    const users = await this.services.get(UsersService);
+    const before = await users.setState(userId, 'banned');
     if (before === 'banned') {
       console.log(`User ${userId} was already banned.`);
     } else if (before === null) {
@@ -28,7 +30,7 @@ export class BanUserCommand extends CommandRunner {
       console.log(`User ${userId} is banned. They have not logged in yet: their login is refused.`);
     } else {
       console.log(`User ${userId} is banned.`);
-      printReach(this.redis);
+      printReach(this.config);
     }
   }
 }
@@ -36,25 +38,26 @@ export class BanUserCommand extends CommandRunner {
 @Command({ name: 'users:unban', arguments: '<user_id>', description: 'Lift a ban' })
 export class UnbanUserCommand extends CommandRunner {
   constructor(
-    private readonly users: UsersService,
-    private readonly redis: RedisConnection,
+    private readonly services: CliServices,
+    private readonly config: AppConfig,
   ) {
     super();
   }
 
   async run([user]: string[]): Promise<void> {
     const userId = requireSnowflake(user, 'user_id');
-    if ((await this.users.setState(userId, 'normal')) !== 'banned') {
+    const users = await this.services.get(UsersService);
+    if ((await users.setState(userId, 'normal')) !== 'banned') {
       console.log(`User ${userId} is not banned.`);
       return;
     }
     console.log(`User ${userId} is no longer banned.`);
-    printReach(this.redis);
+    printReach(this.config);
   }
 }
 
 /** Says when running services apply a change to a user's sessions. */
-function printReach(redis: RedisConnection): void {
-  const note = cliReachNote(redis.client !== null);
+function printReach(config: AppConfig): void {
+  const note = cliReachNote(config.redisUrl !== null);
   if (note) console.log(note);
 }
