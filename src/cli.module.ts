@@ -1,7 +1,15 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type INestApplicationContext,
+  type LogLevel,
+  Module,
+} from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { SyncCommandsCommand } from 'src/commands/commands.commands';
 import { CommandsModule } from 'src/commands/commands.module';
+import { CliError } from 'src/common/cli/cli-arguments';
+import { CliServices } from 'src/common/cli/cli-services';
 import { ClockModule } from 'src/common/time/clock';
 import { MetricsRegistryModule } from 'src/common/metrics/metrics.module';
 import { SharedCacheModule } from 'src/common/cache/shared-cache.module';
@@ -10,6 +18,7 @@ import { RedisModule } from 'src/common/redis/redis.module';
 import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
+import { EmbeddedPostgres } from 'src/database/embedded-postgres';
 import { PlatformModule } from 'src/platform/platform.module';
 import {
   BanSessionCommand,
@@ -23,16 +32,19 @@ import { SettingsModule } from 'src/settings/settings.module';
 import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
 import { UsersModule } from 'src/users/users.module';
 
+/** The CLI prints what goes wrong; Nest's start-up lines would only hide a command's output. */
+export const CLI_LOG_LEVELS: LogLevel[] = ['error', 'warn'];
+
 /**
- * The admin CLI: the database, Redis (so bans and revocations reach running instances at once), the
- * chat-platform client (for the command sync and the settings' guild checks; the emulator in demo
- * mode), the settings engine (export and import) and the commands; no HTTP server.
+ * The service's modules the commands use: the database, Redis (so bans and revocations reach
+ * running instances at once), the chat-platform client (for the command sync and the settings'
+ * guild checks; the emulator in demo mode) and the settings engine; no HTTP server.
  */
 @Module({})
-export class CliModule {
+export class CliServicesModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
-      module: CliModule,
+      module: CliServicesModule,
       imports: [
         ConfigModule.forRoot(config),
         ClockModule,
@@ -50,7 +62,22 @@ export class CliModule {
         CommandsModule,
         SettingsModule,
       ],
+    };
+  }
+}
+
+/**
+ * The admin CLI: its commands, which check their arguments and then ask `CliServices` for the
+ * services they use; the service's modules (CliServicesModule) start at that first request.
+ */
+@Module({})
+export class CliModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [ConfigModule.forRoot(config)],
       providers: [
+        { provide: CliServices, useValue: new CliServices(() => startServices(config)) },
         CreateTokenCommand,
         BanUserCommand,
         UnbanUserCommand,
@@ -63,4 +90,23 @@ export class CliModule {
       ],
     };
   }
+}
+
+/**
+ * Starts the service's modules. The embedded database's holder is looked up first: Nest would
+ * report the refusal to open it with a stack, and the operator needs one line saying what to do.
+ */
+async function startServices(config: AppConfig): Promise<INestApplicationContext> {
+  const { database } = config;
+  if (database.engine === 'pglite' && database.directory !== null) {
+    const holder = EmbeddedPostgres.holder(database.directory);
+    if (holder !== null) {
+      throw new CliError(
+        `The embedded database in ${database.directory} is in use by process ${holder} (the running service, or another CLI command); stop it and run this command again, or run the service and the CLI on one PostgreSQL (DATABASE_URL)`,
+      );
+    }
+  }
+  return NestFactory.createApplicationContext(CliServicesModule.forRoot(config), {
+    logger: CLI_LOG_LEVELS,
+  });
 }

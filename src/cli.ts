@@ -1,5 +1,5 @@
 import { CommandFactory } from 'nest-commander';
-import { CliModule } from 'src/cli.module';
+import { CLI_LOG_LEVELS, CliModule } from 'src/cli.module';
 import { CliError } from 'src/common/cli/cli-arguments';
 import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-config';
 
@@ -7,21 +7,21 @@ import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-
 async function main(): Promise<void> {
   const config = loadConfig(readProcessEnvironment());
   await CommandFactory.run(CliModule.forRoot(config), {
-    logger: ['error', 'warn'],
-    errorHandler: (error) => fail(error),
-    serviceErrorHandler: (error) => fail(error),
+    logger: CLI_LOG_LEVELS,
+    // Help, an unknown command or a wrong argument: commander has printed it, and nothing is open.
+    errorHandler: (error) => process.exit((error as { exitCode?: number }).exitCode ?? 1),
+    serviceErrorHandler: report,
   });
 }
 
-function fail(error: unknown): never {
-  const commander = (error as { code?: unknown }).code;
-  if (typeof commander === 'string' && commander.startsWith('commander.')) {
-    // Commander has printed its own message (or the help).
-    process.exit(commander === 'commander.helpDisplayed' || commander === 'commander.help' ? 0 : 1);
-  }
+/**
+ * A command that failed: one line for what the CLI expects to go wrong, the stack otherwise. The
+ * CLI then closes as after a success (the embedded database is flushed and released) and exits 1.
+ */
+function report(error: unknown): void {
   const known = error instanceof CliError || error instanceof ConfigError;
   console.error(known ? `Error: ${error.message}` : error);
-  process.exit(1);
+  process.exitCode = 1;
 }
 
-main().catch(fail);
+main().catch(report);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,9 +18,9 @@ const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 /** The demo community's moderation log channel: the bot may post there. */
 const MOD_LOG = '1100000000000000132';
 
-// The built entry points, as `npm start` and `npm run cli` run them.
+// The built entry points, as `npm start` and `npm run cli` build and run them.
 beforeAll(() => {
-  execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
 }, 180_000);
 
 /** The service in a child process. */
@@ -244,6 +244,21 @@ describe('the admin CLI', () => {
     ...args: string[]
   ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
     runToExit({ DATA_DIR: dataDir }, [CLI, ...args]);
+  /** Runs `check` against the built service (its port and process id) on the CLI's data directory. */
+  const asService = async (check: (port: number, pid: number) => Promise<void>): Promise<void> => {
+    const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
+    try {
+      const port = await service.port;
+      await waitForHealthy(port);
+      await check(port, service.child.pid as number);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  };
+  /** What the CLI prints when a command needs the embedded database that process `pid` holds. */
+  const inUse = (pid: number): string =>
+    `Error: The embedded database in ${join(dataDir, 'pglite')} is in use by process ${pid} (the running service, or another CLI command); stop it and run this command again, or run the service and the CLI on one PostgreSQL (DATABASE_URL)\n`;
 
   it('creates an API token that the service accepts, bans and unbans its user', async () => {
     const created = await cli(
@@ -259,27 +274,18 @@ describe('the admin CLI', () => {
     const token = created.stdout.trim().split('\n').at(-1) ?? '';
     expect(token).toMatch(/^ara_[A-Za-z0-9_-]{43}$/);
 
-    const asService = async (check: (port: number) => Promise<void>): Promise<void> => {
-      const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
-      try {
-        const port = await service.port;
-        await waitForHealthy(port);
-        await check(port);
-      } finally {
-        service.child.kill('SIGTERM');
-        await service.exited;
-      }
-    };
-    await asService(async (p) => {
+    await asService(async (p, pid) => {
       const me = JSON.parse(await get(p, '/sessions/@me', token)) as {
         user_id: string;
         name: string;
       };
       expect(me).toMatchObject({ user_id: '424242', name: 'ci', type: 'api' });
       // While the service holds the embedded database, the CLI is refused rather than let in.
-      const refused = await cli('sessions:list', '--user', '424242');
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/in use by process \d+; stop it first/);
+      expect(await cli('sessions:list', '--user', '424242')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse(pid),
+      });
     });
 
     const listed = await cli('sessions:list', '--user', '424242');
@@ -358,7 +364,6 @@ describe('the admin CLI', () => {
       ['users:ban', 'abc'],
       'Error: user_id must be a snowflake (a decimal id of at most 20 digits)',
     ],
-    [['users:ban', '999'], 'Error: No user 999'],
     [['sessions:ban', 'nope'], 'Error: session_id must be a UUID'],
     [
       ['tokens:create', '--user', '1', '--name', 'x', '--expiry', '10'],
@@ -383,6 +388,73 @@ describe('the admin CLI', () => {
     const run = await cli(...args);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(message);
+  });
+
+  it('answers help and wrong arguments without the database, while the service holds it', async () => {
+    await asService(async (_port, pid) => {
+      const help = await cli('--help');
+      expect(help).toEqual({ code: 0, stdout: expect.stringMatching(/^Usage: cli /), stderr: '' });
+      expect(help.stdout).toContain('users:ban <user_id>');
+      expect(await cli('users:ban', '--help')).toEqual({
+        code: 0,
+        stdout: expect.stringMatching(/^Usage: cli users:ban \[options\] <user_id>\n/),
+        stderr: '',
+      });
+      expect(await cli('no-such-command')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: "error: unknown command 'no-such-command'\n",
+      });
+      expect(await cli('users:ban')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: "error: missing required argument 'user_id'\n",
+      });
+      expect(await cli('users:ban', 'abc')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'Error: user_id must be a snowflake (a decimal id of at most 20 digits)\n',
+      });
+      // A command that needs the database says in one line who holds it and what to do.
+      expect(await cli('users:ban', DEMO_IDS.bob)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse(pid),
+      });
+    });
+  });
+
+  it('bans a user who has never logged in, so that their first login is refused', async () => {
+    const bob = DEMO_IDS.bob;
+    expect(await cli('users:ban', bob)).toEqual({
+      code: 0,
+      stdout: `User ${bob} is banned. They have not logged in yet: their login is refused.\n`,
+      stderr: '',
+    });
+    await asService(async (p) => {
+      const login = await demoLoginAnswer(p, bob);
+      expect(login.status).toBe(403);
+      expect(JSON.parse(login.body)).toEqual({
+        code: 'ApiBanned',
+        message: 'This account is banned from this service',
+      });
+    });
+    const unbanned = await cli('users:unban', bob);
+    expect(unbanned.code).toBe(0);
+    expect(unbanned.stdout).toMatch(new RegExp(`^User ${bob} is no longer banned\\.\n`));
+    // Lifting a ban that is not there is no error.
+    expect(await cli('users:unban', bob)).toEqual({
+      code: 0,
+      stdout: `User ${bob} is not banned.\n`,
+      stderr: '',
+    });
+  });
+
+  it('runs as npm run cli does without building again while the build is up to date', async () => {
+    const built = statSync(CLI).mtimeMs;
+    const run = await runToExit({}, [join(ROOT, 'scripts', 'cli.mjs'), '--help']);
+    expect(run).toEqual({ code: 0, stdout: expect.stringMatching(/^Usage: cli /), stderr: '' });
+    expect(statSync(CLI).mtimeMs).toBe(built);
   });
 });
 
@@ -538,16 +610,24 @@ function send(
 
 /** Logs a demo user in through the demo code route and POST /oauth2; returns the token. */
 async function demoLogin(port: number, userId: string): Promise<string> {
+  const login = await demoLoginAnswer(port, userId);
+  expect(login.status).toBe(200);
+  return (JSON.parse(login.body) as { token: string }).token;
+}
+
+/** POST /oauth2's answer to a demo user's login. */
+async function demoLoginAnswer(
+  port: number,
+  userId: string,
+): Promise<{ status: number; body: string }> {
   const code = JSON.parse(await get(port, `/demo/oauth2-code?user_id=${userId}`)) as {
     code: string;
     redirect_uri: string;
   };
-  const login = await send(port, 'POST', '/oauth2', null, {
+  return send(port, 'POST', '/oauth2', null, {
     code: code.code,
     redirect_uri: code.redirect_uri,
   });
-  expect(login.status).toBe(200);
-  return (JSON.parse(login.body) as { token: string }).token;
 }
 
 /** Sends the headers and half of a JSON body now, the rest on `finish()`. */

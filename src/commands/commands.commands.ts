@@ -1,6 +1,7 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { CommandSyncService } from 'src/commands/command-sync.service';
 import { hasChanges, type SyncPlan } from 'src/commands/command-sync';
+import { CliServices } from 'src/common/cli/cli-services';
 
 interface SyncOptions {
   dryRun?: boolean;
@@ -11,13 +12,14 @@ interface SyncOptions {
   description: "Install the bot's command catalog on the platform and report what changed",
 })
 export class SyncCommandsCommand extends CommandRunner {
-  constructor(private readonly sync: CommandSyncService) {
+  constructor(private readonly services: CliServices) {
     super();
   }
 
   async run(_arguments: string[], options: SyncOptions): Promise<void> {
     const dryRun = options.dryRun === true;
-    const plan = await this.sync.sync(!dryRun);
+    const commandSync = await this.services.get(CommandSyncService);
+    const plan = await commandSync.sync(!dryRun);
     for (const line of describePlan(plan)) console.log(line);
     if (!hasChanges(plan)) console.log('The platform already has the catalog; nothing was sent.');
     else if (dryRun) console.log('Dry run: nothing was sent.');

@@ -66,12 +66,15 @@ describe('the embedded database', () => {
     }
   });
 
-  it('refuses a directory another live process holds', async () => {
+  it('refuses a directory another live process holds, and names that process', async () => {
     const directory = join(workDir, 'pglite');
+    expect(EmbeddedPostgres.holder(directory)).toBeNull();
     const holder = await EmbeddedPostgres.start(directory);
     try {
       // Our own pid counts as free (a restart in one process); a live other process does not.
+      expect(EmbeddedPostgres.holder(directory)).toBeNull();
       writeFileSync(join(workDir, 'pglite.pid'), String(process.ppid));
+      expect(EmbeddedPostgres.holder(directory)).toBe(process.ppid);
       await expect(EmbeddedPostgres.start(directory)).rejects.toThrow(
         `The embedded database in ${directory} is in use by process ${process.ppid}`,
       );

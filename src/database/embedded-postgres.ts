@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { unwritablePath } from 'src/common/startup/startup-failure';
+import { StartupFailure, unwritablePath } from 'src/common/startup/startup-failure';
 import { seedDataDirectory } from 'src/database/embedded-template';
 
 /** PGlite is one database session: the pool in front of it holds exactly one client. */
@@ -46,7 +46,7 @@ export class EmbeddedPostgres {
     let lockFile: string | null = null;
     let scratchDirectory: string | null = null;
     if (directory !== null) {
-      lockFile = join(directory, '..', 'pglite.pid');
+      lockFile = lockFileOf(directory);
       takeLock(lockFile, directory);
     } else {
       scratchDirectory = mkdtempSync(join(tmpdir(), 'bms-pglite-'));
@@ -74,6 +74,14 @@ export class EmbeddedPostgres {
     }
   }
 
+  /**
+   * The live process, other than this one, that holds the stored database in `directory`; null
+   * when it is free. `start` takes it on the same terms.
+   */
+  static holder(directory: string): number | null {
+    return lockHolder(lockFileOf(directory));
+  }
+
   /** Stops accepting connections and closes the database, flushing it to disk. */
   async stop(): Promise<void> {
     await this.server.stop();
@@ -81,6 +89,10 @@ export class EmbeddedPostgres {
     if (this.lockFile) rmSync(this.lockFile, { force: true });
     if (this.scratchDirectory) rmSync(this.scratchDirectory, { recursive: true, force: true });
   }
+}
+
+function lockFileOf(directory: string): string {
+  return join(directory, '..', 'pglite.pid');
 }
 
 /**
@@ -102,13 +114,26 @@ function takeLock(lockFile: string, directory: string): void {
       );
     }
   }
-  const holder = Number(readFileSync(lockFile, 'utf8').trim());
-  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-    throw new Error(
-      `The embedded database in ${directory} is in use by process ${holder}; stop it first (or use DATABASE_URL=postgres://…)`,
+  const holder = lockHolder(lockFile);
+  if (holder !== null) {
+    throw new StartupFailure(
+      `The embedded database in ${directory} is in use by process ${holder}: stop it first, or set DATABASE_URL to a PostgreSQL server`,
     );
   }
   writeFileSync(lockFile, String(process.pid));
+}
+
+/** The live process, other than this one, named by the lock file; null when none is. */
+function lockHolder(lockFile: string): number | null {
+  let holder: number;
+  try {
+    holder = Number(readFileSync(lockFile, 'utf8').trim());
+  } catch {
+    return null;
+  }
+  return Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)
+    ? holder
+    : null;
 }
 
 function isAlive(pid: number): boolean {

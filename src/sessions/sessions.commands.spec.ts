@@ -1,4 +1,6 @@
-import type { RedisConnection } from 'src/common/redis/redis.module';
+import type { INestApplicationContext } from '@nestjs/common';
+import { CliServices } from 'src/common/cli/cli-services';
+import type { AppConfig } from 'src/config/app-config';
 import { BanSessionCommand } from 'src/sessions/sessions.commands';
 import type { SessionsService } from 'src/sessions/sessions.service';
 
@@ -8,6 +10,9 @@ const WITHOUT_REDIS =
 
 describe('sessions:ban', () => {
   const sessions = { ban: jest.fn(() => Promise.resolve(true)) } as unknown as SessionsService;
+  const services = new CliServices(() =>
+    Promise.resolve({ get: () => sessions } as unknown as INestApplicationContext),
+  );
 
   it.each([
     [false, [`Session ${SESSION} is banned.`, WITHOUT_REDIS]],
@@ -15,8 +20,8 @@ describe('sessions:ban', () => {
   ])('with Redis %p, says when a running service applies it', async (isShared, lines) => {
     const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      const redis = { client: isShared ? {} : null } as RedisConnection;
-      await new BanSessionCommand(sessions, redis).run([SESSION]);
+      const config = { redisUrl: isShared ? 'redis://127.0.0.1:6379' : null } as AppConfig;
+      await new BanSessionCommand(services, config).run([SESSION]);
       expect(printed.mock.calls).toEqual(lines.map((line) => [line]));
     } finally {
       printed.mockRestore();

@@ -9,7 +9,7 @@ import {
   requireSnowflake,
   requireUuid,
 } from 'src/common/cli/cli-arguments';
-import { RedisConnection } from 'src/common/redis/redis.module';
+import { CliServices } from 'src/common/cli/cli-services';
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import { toErrorDetails } from 'src/common/validation/validation-details';
 import { AppConfig } from 'src/config/app-config';
@@ -28,8 +28,7 @@ interface CreateTokenOptions {
 })
 export class CreateTokenCommand extends CommandRunner {
   constructor(
-    private readonly sessions: SessionsService,
-    private readonly users: UsersService,
+    private readonly services: CliServices,
     private readonly config: AppConfig,
   ) {
     super();
@@ -43,8 +42,10 @@ export class CreateTokenCommand extends CommandRunner {
     const problems = toErrorDetails(validateSync(request));
     if (problems.length > 0) throw new CliError(problems.map(asOption).join('; '));
     const { name } = request;
-    await this.users.ensureExists(userId);
-    const { session, token } = await this.sessions.issueApiToken(userId, name, expiry);
+    const users = await this.services.get(UsersService);
+    const sessions = await this.services.get(SessionsService);
+    await users.ensureExists(userId);
+    const { session, token } = await sessions.issueApiToken(userId, name, expiry);
     console.log(
       `API token "${name}" (session ${session.id}) for user ${userId}, expires ${session.expiresAt.toISOString()}:`,
     );
@@ -82,36 +83,40 @@ export class CreateTokenCommand extends CommandRunner {
 })
 export class BanSessionCommand extends CommandRunner {
   constructor(
-    private readonly sessions: SessionsService,
-    private readonly redis: RedisConnection,
+    private readonly services: CliServices,
+    private readonly config: AppConfig,
   ) {
     super();
   }
 
-  async run([sessionId]: string[]): Promise<void> {
-    if (!(await this.sessions.ban(requireUuid(sessionId, 'session_id')))) {
+  async run([session]: string[]): Promise<void> {
+    const sessionId = requireUuid(session, 'session_id');
+    const sessions = await this.services.get(SessionsService);
+    if (!(await sessions.ban(sessionId))) {
       throw new CliError(`No session ${sessionId}`);
     }
     console.log(`Session ${sessionId} is banned.`);
-    const note = cliReachNote(this.redis.client !== null);
+    const note = cliReachNote(this.config.redisUrl !== null);
     if (note) console.log(note);
   }
 }
 
 @Command({ name: 'sessions:list', description: "List a user's live sessions" })
 export class ListSessionsCommand extends CommandRunner {
-  constructor(private readonly sessions: SessionsService) {
+  constructor(private readonly services: CliServices) {
     super();
   }
 
   async run(_arguments: string[], options: { user?: string }): Promise<void> {
-    const sessions = await this.sessions.listLive(requireSnowflake(options.user, '--user'));
-    if (sessions.length === 0) {
+    const userId = requireSnowflake(options.user, '--user');
+    const sessions = await this.services.get(SessionsService);
+    const live = await sessions.listLive(userId);
+    if (live.length === 0) {
       console.log('No live sessions.');
       return;
     }
     console.table(
-      sessions.map((s) => ({
+      live.map((s) => ({
         id: s.id,
         type: s.type,
         name: s.name ?? '',
@@ -131,12 +136,13 @@ export class ListSessionsCommand extends CommandRunner {
 
 @Command({ name: 'sessions:purge-expired', description: 'Delete expired sessions now' })
 export class PurgeExpiredSessionsCommand extends CommandRunner {
-  constructor(private readonly sessions: SessionsService) {
+  constructor(private readonly services: CliServices) {
     super();
   }
 
   async run(): Promise<void> {
-    console.log(`Purged ${await this.sessions.purgeExpired()} expired session(s).`);
+    const sessions = await this.services.get(SessionsService);
+    console.log(`Purged ${await sessions.purgeExpired()} expired session(s).`);
   }
 }
 

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from 'src/common/cli/cli-arguments';
+import { CliServices } from 'src/common/cli/cli-services';
 import { ImportSettingsCommand } from 'src/settings/settings.commands';
-import type { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
 
 const GUILD = '1100000000000000100';
 const DOCUMENT = {
@@ -17,11 +17,8 @@ const DOCUMENT = {
 
 describe('settings:import with a bad file', () => {
   const folder = mkdtempSync(join(tmpdir(), 'settings-import-'));
-  const importing = jest.fn(() => Promise.reject(new Error('the import must not run')));
-  const transfer = {
-    ownerOf: jest.fn(() => Promise.resolve('1100000000000000011')),
-    import: importing,
-  } as unknown as SettingsTransferService;
+  // A bad file is refused before the service's modules (the database) start.
+  const start = jest.fn(() => Promise.reject(new Error('the services must not start')));
   const fileWith = (name: string, text: string): string => {
     const file = join(folder, name);
     writeFileSync(file, text);
@@ -58,7 +55,7 @@ describe('settings:import with a bad file', () => {
       /^document\.settings: document\.settings must be an object of setting ids to arrays of entries/,
     ],
   ])('refuses %s with one message and no stack', async (_name, file, message) => {
-    const run = new ImportSettingsCommand(transfer).run([GUILD, file()], {});
+    const run = new ImportSettingsCommand(new CliServices(start)).run([GUILD, file()], {});
     const error: unknown = await run.then(
       () => null,
       (refusal: unknown) => refusal,
@@ -66,6 +63,6 @@ describe('settings:import with a bad file', () => {
     expect(error).toBeInstanceOf(CliError);
     expect((error as CliError).message).toMatch(message);
     expect((error as CliError).message).not.toContain('\n    at ');
-    expect(importing).not.toHaveBeenCalled();
+    expect(start).not.toHaveBeenCalled();
   });
 });

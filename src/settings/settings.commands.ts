@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Command, CommandRunner, Option } from 'nest-commander';
 import { CliError, requireSnowflake } from 'src/common/cli/cli-arguments';
+import { CliServices } from 'src/common/cli/cli-services';
 import { AppException } from 'src/common/errors/app.exception';
 import { isSnowflake } from 'src/common/validation/snowflake';
 import { toErrorDetails } from 'src/common/validation/validation-details';
@@ -23,7 +24,7 @@ async function operatorAuthor(
   guildId: string,
   as: string | undefined,
 ): Promise<SettingsAuthor> {
-  const userId = as === undefined ? await transfer.ownerOf(guildId) : requireSnowflake(as, '--as');
+  const userId = as ?? (await transfer.ownerOf(guildId));
   return { userId, id: null, type: null, scope: null };
 }
 
@@ -45,14 +46,15 @@ async function asCli<T>(work: Promise<T>): Promise<T> {
     "Write a guild's configuration as an export document (to --out, else to stdout), as GET …/settings/export does",
 })
 export class ExportSettingsCommand extends CommandRunner {
-  constructor(private readonly transfer: SettingsTransferService) {
+  constructor(private readonly services: CliServices) {
     super();
   }
 
   async run([guild]: string[], options: AsOptions & { out?: string }): Promise<void> {
     const guildId = requireSnowflake(guild, 'guild_id');
-    const author = await asCli(operatorAuthor(this.transfer, guildId, options.as));
-    const document = await asCli(this.transfer.export(guildId, author));
+    const transfer = await this.services.get(SettingsTransferService);
+    const author = await asCli(operatorAuthor(transfer, guildId, options.as));
+    const document = await asCli(transfer.export(guildId, author));
     const text = `${JSON.stringify(document, null, 2)}\n`;
     if (options.out === undefined) {
       process.stdout.write(text);
@@ -75,7 +77,7 @@ export class ExportSettingsCommand extends CommandRunner {
     description: "whose permissions to export with (default: the guild's owner)",
   })
   parseAs(value: string): string {
-    return value;
+    return requireSnowflake(value, '--as');
   }
 }
 
@@ -93,7 +95,7 @@ interface ImportOptions extends AsOptions {
     "Make a guild's settings equal to an export document: report the changes (a dry run), or with --apply make them, all or none",
 })
 export class ImportSettingsCommand extends CommandRunner {
-  constructor(private readonly transfer: SettingsTransferService) {
+  constructor(private readonly services: CliServices) {
     super();
   }
 
@@ -110,8 +112,9 @@ export class ImportSettingsCommand extends CommandRunner {
     if (problems.length > 0) {
       throw new CliError(problems.map((p) => `${p.field}: ${p.message}`).join('; '));
     }
-    const author = await asCli(operatorAuthor(this.transfer, guildId, options.as));
-    const report = await asCli(this.transfer.import(guildId, author, request));
+    const transfer = await this.services.get(SettingsTransferService);
+    const author = await asCli(operatorAuthor(transfer, guildId, options.as));
+    const report = await asCli(transfer.import(guildId, author, request));
     for (const line of describeReport(report)) console.log(line);
   }
 
@@ -125,7 +128,7 @@ export class ImportSettingsCommand extends CommandRunner {
     description: "whose permissions to import with (default: the guild's owner)",
   })
   parseAs(value: string): string {
-    return value;
+    return requireSnowflake(value, '--as');
   }
 
   @Option({

@@ -31,7 +31,7 @@ export class UsersService {
     );
   }
 
-  /** Creates a user known only by id (an API token issued by an operator before any login). */
+  /** Creates a user known only by id (an operator's API token or ban before any login). */
   async ensureExists(userId: string): Promise<void> {
     await this.users
       .createQueryBuilder()
@@ -42,15 +42,20 @@ export class UsersService {
   }
 
   /**
-   * Bans or unbans a user; takes effect at once on every instance. False when the user is unknown.
+   * Bans or unbans a user and answers their state before, null for an id that has not logged in
+   * (nor been given an API token). Banning such an id creates the user, known only by id, so that
+   * the ban refuses their first login; unbanning one changes nothing. A change takes effect at once
+   * on every instance.
    */
-  async setState(userId: string, state: UserState): Promise<boolean> {
-    const result = await this.users.update({ id: userId }, { state });
-    if (!result.affected) return false;
+  async setState(userId: string, state: UserState): Promise<UserState | null> {
+    const before = (await this.find(userId))?.state ?? null;
+    if ((before ?? 'normal') === state) return before;
+    if (before === null) await this.ensureExists(userId);
+    await this.users.update({ id: userId }, { state });
     await this.events.emitAsync(
       UserStateChangedEvent.event,
       new UserStateChangedEvent(userId, state),
     );
-    return true;
+    return before;
   }
 }

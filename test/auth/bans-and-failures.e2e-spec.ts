@@ -14,7 +14,7 @@ describe('a banned user', () => {
     await t().http().get(ME).set('Authorization', login.token).expect(200);
     await t().http().get(ME).set('Authorization', api.token).expect(200);
 
-    expect(await t().app.get(UsersService).setState(DEMO_IDS.bob, 'banned')).toBe(true);
+    expect(await t().app.get(UsersService).setState(DEMO_IDS.bob, 'banned')).toBe('normal');
     for (const token of [login.token, api.token]) {
       for (const path of [ME, '/sessions']) {
         const res = await t().http().get(path).set('Authorization', token).expect(403);
@@ -35,8 +35,23 @@ describe('a banned user', () => {
     await t().http().get(ME).set('Authorization', api.token).expect(200);
   });
 
-  it('is unknown to setState when the user does not exist', async () => {
-    expect(await t().app.get(UsersService).setState('999', 'banned')).toBe(false);
+  it('can be banned before logging in once: the first login is refused, and no session made', async () => {
+    expect(await t().app.get(UsersService).setState(DEMO_IDS.dave, 'banned')).toBeNull();
+    const code = await t().http().get(`/demo/oauth2-code?user_id=${DEMO_IDS.dave}`).expect(200);
+    const res = await t()
+      .http()
+      .post('/oauth2')
+      .send({ code: code.body.code, redirect_uri: code.body.redirect_uri })
+      .expect(403);
+    expect(res.body).toEqual({
+      message: 'This account is banned from this service',
+      code: 'ApiBanned',
+    });
+    const sessions = await databaseOf(t()).query(
+      'SELECT count(*)::int AS count FROM sessions WHERE user_id = $1',
+      [DEMO_IDS.dave],
+    );
+    expect(sessions).toEqual([{ count: 0 }]);
   });
 });
 
