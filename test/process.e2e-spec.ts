@@ -286,6 +286,19 @@ describe('the admin CLI', () => {
         stdout: '',
         stderr: inUse(pid),
       });
+      // And so is a second service, with one fatal line.
+      const second = await runToExit({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
+      expect(second.code).toBe(1);
+      expect(
+        second.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as object)
+          .at(-1),
+      ).toMatchObject({
+        level: 'fatal',
+        msg: `The embedded database in ${join(dataDir, 'pglite')} is in use by process ${pid}: stop it first, or set DATABASE_URL to a PostgreSQL server`,
+      });
     });
 
     const listed = await cli('sessions:list', '--user', '424242');
