@@ -7,7 +7,12 @@ const shared = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
   },
-  moduleNameMapper: { '^(src|test|clients)/(.*)$': '<rootDir>/$1/$2' },
+  moduleNameMapper: {
+    '^(src|test|clients)/(.*)$': '<rootDir>/$1/$2',
+    // The client packages' ES modules import their siblings as Node.js resolves them, by the
+    // emitted file (`./contract.js`); here the sibling is still the .ts source.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   testEnvironment: 'node',
 };
 

@@ -4,7 +4,8 @@
 //
 // BMS_TOKEN is an API token of a ROOT_USERS user. In this repository the file is type-checked
 // (npm run typecheck) and imports the reporter through the `clients/` path alias; in a bot's own
-// repository, import it as `@bot-management-service/bot-reporter`.
+// repository, install the package (clients/bot-reporter/README.md says how) and import it as
+// `@bot-management-service/bot-reporter`.
 
 import { Client, GatewayIntentBits } from 'discord.js';
 import { createMembershipReporter } from 'clients/bot-reporter/src';

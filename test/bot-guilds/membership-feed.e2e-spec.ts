@@ -4,32 +4,19 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'supertest';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
-import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
+import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
+import { botAndAliceGuild, DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 
-/** A guild with the bot and Alice (its owner) in it. */
-function guildOf(id: string): SeedGuild {
-  return {
-    id,
-    name: `guild ${id}`,
-    icon: null,
-    owner_id: DEMO_IDS.alice,
-    roles: [{ id, name: '@everyone', permissions: '0', position: 0 }],
-    channels: [],
-    members: [
-      { user_id: DEMO_IDS.bot, roles: [], joined_at: '2024-01-01T00:00:00.000Z' },
-      { user_id: DEMO_IDS.alice, roles: [], joined_at: '2024-01-01T00:00:00.000Z' },
-    ],
-  };
-}
-
 /** Guilds Alice is in beside the demo ones; the bot is in all of them. */
 const EXTRA = ['1100000000000000400', '1100000000000000500', '1100000000000000600'];
-const SEED: EmulatorSeed = { ...DEMO_SEED, guilds: [...DEMO_SEED.guilds, ...EXTRA.map(guildOf)] };
+const SEED: EmulatorSeed = {
+  ...DEMO_SEED,
+  guilds: [...DEMO_SEED.guilds, ...EXTRA.map(botAndAliceGuild)],
+};
 /** Every guild the bot is in, by the seed. */
 const BOT_GUILDS = [DEMO_IDS.community, DEMO_IDS.botLab, ...EXTRA];
 
@@ -172,7 +159,7 @@ describe('the membership feed (a bot reporting its guilds)', () => {
 
   it('applies joins and leaves, and serves a joined guild on the first request', async () => {
     const joined = '1100000000000000700';
-    platform().state.addGuild(guildOf(joined));
+    platform().state.addGuild(botAndAliceGuild(joined));
     await settingsOf(feed, joined).expect(404);
     const res = await events(feed, 0, [{ type: 'join', guild_id: joined, at: at(0) }]).expect(200);
     expect(res.body).toEqual({ applied: 1, ignored: 0 });
@@ -217,7 +204,7 @@ describe('the membership feed (a bot reporting its guilds)', () => {
 
   it('keeps a guild joined after a newer snapshot was taken, and drops those it does not list', async () => {
     const joinedLater = '1100000000000000800';
-    platform().state.addGuild(guildOf(joinedLater));
+    platform().state.addGuild(botAndAliceGuild(joinedLater));
     const snapshotAt = at(-500);
     await events(feed, 0, [{ type: 'join', guild_id: joinedLater, at: at(0) }]).expect(200);
     // READY came before the join: the snapshot does not list it, nor EXTRA[2] (left meanwhile).

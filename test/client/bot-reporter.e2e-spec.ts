@@ -1,27 +1,13 @@
 import { createMembershipReporter, type MembershipReporter } from 'clients/bot-reporter/src';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
-import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
+import { botAndAliceGuild, DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 
 const JOINED = '1100000000000000900';
 const SEED: EmulatorSeed = {
   ...DEMO_SEED,
-  guilds: [
-    ...DEMO_SEED.guilds,
-    {
-      id: JOINED,
-      name: 'joined later',
-      icon: null,
-      owner_id: DEMO_IDS.alice,
-      roles: [{ id: JOINED, name: '@everyone', permissions: '0', position: 0 }],
-      channels: [],
-      members: [
-        { user_id: DEMO_IDS.bot, roles: [], joined_at: '2024-01-01T00:00:00.000Z' },
-        { user_id: DEMO_IDS.alice, roles: [], joined_at: '2024-01-01T00:00:00.000Z' },
-      ],
-    },
-  ],
+  guilds: [...DEMO_SEED.guilds, botAndAliceGuild(JOINED)],
 };
 
 /**

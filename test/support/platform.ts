@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
-import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
+import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { PlatformHttp, type PlatformHttpOptions } from 'src/platform/platform-http';
 import { PlatformClient } from 'src/platform/platform.client';
@@ -26,6 +26,22 @@ export function clientFor(
     ...overrides,
   });
   return new PlatformClient(http, DEMO_SEED.application.id);
+}
+
+/** A guild with the bot and Alice (its owner) in it, for a seed or for the bot to join. */
+export function botAndAliceGuild(id: string): SeedGuild {
+  return {
+    id,
+    name: `guild ${id}`,
+    icon: null,
+    owner_id: DEMO_IDS.alice,
+    roles: [{ id, name: '@everyone', permissions: '0', position: 0 }],
+    channels: [],
+    members: [
+      { user_id: DEMO_IDS.bot, roles: [], joined_at: '2024-01-01T00:00:00.000Z' },
+      { user_id: DEMO_IDS.alice, roles: [], joined_at: '2024-01-01T00:00:00.000Z' },
+    ],
+  };
 }
 
 /** The environment of a service that talks to `emulator` as to the real platform (not demo mode). */

@@ -12,7 +12,7 @@ export {
   type GuildEventType,
   type GuildSnapshotPart,
   type GuildSnapshotProgress,
-} from './contract';
+} from './contract.js';
 export {
   createMembershipReporter,
   ReporterError,
@@ -20,4 +20,4 @@ export {
   type MembershipReporter,
   type MembershipReporterOptions,
   type ReporterErrorKind,
-} from './reporter';
+} from './reporter.js';

@@ -11,7 +11,7 @@ import {
   type GuildEventType,
   type GuildSnapshotPart,
   type GuildSnapshotProgress,
-} from './contract';
+} from './contract.js';
 
 /** The global `fetch` fits; a test's or a proxy's can stand in. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
