@@ -319,7 +319,7 @@ describeShared('the admin CLI with Redis', () => {
     // The running service now holds the session in its cache.
     expect(await me()).toEqual({ status: 200, code: undefined });
     const env = {
-      DATABASE_URL: t.database.url,
+      DATABASE_URL: t.database.env.DATABASE_URL ?? '',
       TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,
       REDIS_URL: process.env.REDIS_URL ?? '',
       REDIS_KEY_PREFIX: t.config.redisKeyPrefix,
