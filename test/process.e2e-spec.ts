@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +17,14 @@ const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 /** The demo community's moderation log channel: the bot may post there. */
 const MOD_LOG = '1100000000000000132';
 
+// Each test starts the built service or the CLI several times, a few seconds of CPU each: more
+// than the suite's minute when the machine's other cores are busy with the other test files.
+jest.setTimeout(180_000);
+
+/** The data directories of the file's services, removed after them. */
+const SCRATCH = mkdtempSync(join(tmpdir(), 'bms-process-'));
+afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
+
 // The built entry points, as `npm start` and `npm run cli` run them.
 beforeAll(() => {
   execFileSync('npx', ['nest', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
@@ -33,7 +41,7 @@ describe('the service process', () => {
   });
 
   it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
+    const dataDir = mkdtempSync(join(SCRATCH, 'process-'));
     const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
     try {
       const port = await service.port;
@@ -78,7 +86,7 @@ describe('the service process', () => {
 
 describe('the service process under load', () => {
   it('loses no accepted write when SIGTERM arrives mid-load, and answers no write with a 5xx', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'bms-sigterm-'));
+    const dataDir = mkdtempSync(join(SCRATCH, 'sigterm-'));
     const env = {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -153,7 +161,7 @@ describe('the service process under load', () => {
 });
 
 describe('the admin CLI', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bms-cli-'));
+  const dataDir = mkdtempSync(join(SCRATCH, 'cli-'));
   const cli = (
     ...args: string[]
   ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
@@ -342,9 +350,23 @@ describeShared('the admin CLI with Redis', () => {
   });
 });
 
+/** Node.js's cache of compiled code, kept across the file's many starts of the built code. */
+const COMPILE_CACHE = join(
+  ROOT,
+  'node_modules',
+  '.cache',
+  'bot-management-service',
+  'node-compile',
+);
+
 function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_COMPILE_CACHE: COMPILE_CACHE,
+    ...env,
+  };
 }
 
 /**
