@@ -2,6 +2,7 @@
 // HTTP), and HTTP-level e2e tests in test/.
 /* eslint-disable @typescript-eslint/no-require-imports -- Jest loads this file as CommonJS */
 const { statfsSync } = require('node:fs');
+const { availableParallelism } = require('node:os');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 // Scratch files go to memory (/dev/shm) when the machine has room there: every test database is a
@@ -29,6 +30,9 @@ const shared = {
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 60_000,
+  // A worker per core, two at least: the e2e files spend much of their time waiting on sockets,
+  // timers and child processes (Jest's default, one core less, runs a 2-core machine in band).
+  maxWorkers: Math.max(2, availableParallelism()),
   projects: [
     {
       ...shared,
