@@ -8,7 +8,8 @@ import { useTestApp } from 'test/support/test-app';
  * DATABASE_URL is set) must keep transactions isolated under concurrency.
  */
 describe('database', () => {
-  const t = useTestApp();
+  // As new as at a first start: the boot runs every migration.
+  const t = useTestApp({ migrated: false });
   let db: DataSource;
 
   beforeAll(() => {

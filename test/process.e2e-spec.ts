@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,14 @@ const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 /** The demo community's moderation log channel: the bot may post there. */
 const MOD_LOG = '1100000000000000132';
+
+// Each test starts the built service or the CLI several times, a few seconds of CPU each: more
+// than the suite's minute when the machine's other cores are busy with the other test files.
+jest.setTimeout(180_000);
+
+/** The data directories of the file's services, removed after them. */
+const SCRATCH = mkdtempSync(join(tmpdir(), 'bms-process-'));
+afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 // The built entry points, as `npm start` and `npm run cli` build and run them.
 beforeAll(() => {
@@ -69,7 +77,7 @@ describe('the service process', () => {
       await new Promise<void>((done) => holder.listen(0, '127.0.0.1', done));
       const { port } = holder.address() as AddressInfo;
       try {
-        const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
+        const dataDir = mkdtempSync(join(SCRATCH, 'port-'));
         const run = await runToExit({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
         expectOneFatalLine(
           run,
@@ -99,7 +107,7 @@ describe('the service process', () => {
 
     it('when the data directory cannot be written', async () => {
       // Root may write anywhere: the service then runs as an unprivileged user.
-      const parent = mkdtempSync(join(tmpdir(), 'bms-readonly-'));
+      const parent = mkdtempSync(join(SCRATCH, 'readonly-'));
       chmodSync(parent, 0o555);
       const asRoot = process.getuid?.() === 0;
       const dataDir = join(parent, 'data');
@@ -119,7 +127,7 @@ describe('the service process', () => {
   });
 
   it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'bms-process-'));
+    const dataDir = mkdtempSync(join(SCRATCH, 'process-'));
     const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
     try {
       const port = await service.port;
@@ -164,7 +172,7 @@ describe('the service process', () => {
 
 describe('the service process under load', () => {
   it('loses no accepted write when SIGTERM arrives mid-load, and answers no write with a 5xx', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'bms-sigterm-'));
+    const dataDir = mkdtempSync(join(SCRATCH, 'sigterm-'));
     const env = {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -239,7 +247,7 @@ describe('the service process under load', () => {
 });
 
 describe('the admin CLI', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bms-cli-'));
+  const dataDir = mkdtempSync(join(SCRATCH, 'cli-'));
   const cli = (
     ...args: string[]
   ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
@@ -490,7 +498,7 @@ describeShared('the admin CLI with Redis', () => {
     // The running service now holds the session in its cache.
     expect(await me()).toEqual({ status: 200, code: undefined });
     const env = {
-      DATABASE_URL: t.database.url,
+      DATABASE_URL: t.database.env.DATABASE_URL ?? '',
       TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,
       REDIS_URL: process.env.REDIS_URL ?? '',
       REDIS_KEY_PREFIX: t.config.redisKeyPrefix,
@@ -513,9 +521,23 @@ describeShared('the admin CLI with Redis', () => {
   });
 });
 
+/** Node.js's cache of compiled code, kept across the file's many starts of the built code. */
+const COMPILE_CACHE = join(
+  ROOT,
+  'node_modules',
+  '.cache',
+  'bot-management-service',
+  'node-compile',
+);
+
 function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_COMPILE_CACHE: COMPILE_CACHE,
+    ...env,
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Environment } from 'src/config/app-config';
@@ -7,9 +7,14 @@ import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
 const KEY = Buffer.alloc(32, 1).toString('base64');
 const memory = (env: Environment = {}): Environment => ({ DATABASE_URL: 'memory://', ...env });
 
+/** The working directories the tests load configurations in, removed after them. */
+const scratch = mkdtempSync(join(tmpdir(), 'bms-config-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const workDir = (): string => mkdtempSync(join(scratch, 'cwd-'));
+
 function configError(env: Environment): string {
   try {
-    loadConfig(env, mkdtempSync(join(tmpdir(), 'bms-config-')));
+    loadConfig(env, workDir());
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
     return (error as Error).message;
@@ -349,7 +354,7 @@ describe('loadConfig', () => {
   });
 
   it('stores the embedded database under DATA_DIR and generates the key there once', () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'bms-config-'));
+    const cwd = workDir();
     const first = loadConfig({ DATA_DIR: 'state' }, cwd);
     expect(first.database).toEqual({ engine: 'pglite', directory: join(cwd, 'state', 'pglite') });
     const keyFile = join(cwd, 'state', 'token-encryption.key');
@@ -362,14 +367,14 @@ describe('loadConfig', () => {
   });
 
   it('refuses a damaged key file instead of replacing it', () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'bms-config-'));
+    const cwd = workDir();
     loadConfig({}, cwd);
     writeFileSync(join(cwd, '.data', 'token-encryption.key'), 'short\n');
     expect(() => loadConfig({}, cwd)).toThrow(ConfigError);
   });
 
   it('prefers TOKEN_ENCRYPTION_KEY over a key file', () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'bms-config-'));
+    const cwd = workDir();
     loadConfig({}, cwd);
     const config = loadConfig({ TOKEN_ENCRYPTION_KEY: KEY }, cwd);
     expect(config.tokenEncryptionKey.equals(Buffer.from(KEY, 'base64'))).toBe(true);

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from 'src/common/cli/cli-arguments';
@@ -17,6 +17,7 @@ const DOCUMENT = {
 
 describe('settings:import with a bad file', () => {
   const folder = mkdtempSync(join(tmpdir(), 'settings-import-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
   // A bad file is refused before the service's modules (the database) start.
   const start = jest.fn(() => Promise.reject(new Error('the services must not start')));
   const fileWith = (name: string, text: string): string => {

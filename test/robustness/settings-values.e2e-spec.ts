@@ -7,6 +7,7 @@ import type {
 } from 'src/settings/schema/settings-schema';
 import { databaseOf } from 'test/support/auth';
 import { rawRequest } from 'test/support/raw-http';
+import { sample } from 'test/support/sweep';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import {
   actor,
@@ -198,70 +199,79 @@ describe('robustness: every published column of every setting, in every operatio
       ];
       const failures: unknown[] = [];
       let before = await snapshot(t());
-      let cases = 0;
-      for (const operation of operations) {
-        // Read-only, hidden and key columns included: each operation's template is probed whole.
-        for (const column of schema.columns.filter((c) => c.column_type.type !== 'Widget')) {
-          for (const [valueClass, values] of Object.entries(VALUE_CLASSES)) {
-            for (const value of values) {
-              cases += 1;
-              const fields = fieldsText(schema, operation, seeded[settingId] ?? {}, column, value);
-              const res = await rawRequest(t().port, {
-                method: 'POST',
-                path: `/guilds/${GUILD}/settings`,
-                headers: {
-                  'content-type': 'application/json',
-                  authorization: `Bearer ${owner.token}`,
-                },
-                body: `{"setting":"${settingId}","operation":"${operation}","fields":${fields}}`,
-              });
-              const after = await snapshot(t());
-              const body = res.json as { code?: string; message?: string; data?: unknown };
-              const problem = (what: string): void =>
-                void failures.push({
-                  operation,
-                  column: column.id,
-                  valueClass,
-                  value: value.slice(0, 40),
-                  status: res.status,
-                  body: res.text.slice(0, 200),
-                  what,
-                });
-              if (res.status === 200) {
-                before = after;
-                if (operation === 'Delete') {
-                  // Put the entry back for the cases that follow.
-                  seeded[settingId] = ok(
-                    await owner.exec(settingId, 'Create', seeded[settingId]),
-                  ) as Row;
-                  before = await snapshot(t());
-                }
-                if (operation !== 'Create' && operation !== 'Update') continue;
-                const row = body.data as Row;
-                if (!(column.id in row)) continue;
-                const sent = JSON.parse(value) as unknown;
-                if (!column.readonly.includes(operation)) {
-                  if (JSON.stringify(row[column.id]) !== JSON.stringify(storedForm(column, sent))) {
-                    problem('accepted, but stored something else');
-                  }
-                } else if (!column.primary_key && JSON.stringify(row[column.id]) === value) {
-                  problem('a read-only value was stored');
-                }
-                continue;
-              }
-              if (
-                res.status < 400 ||
-                res.status >= 500 ||
-                !['BadRequest', 'NotFound', 'Restricted', 'VersionConflict'].includes(
-                  body?.code ?? '',
-                ) ||
-                !body.message
-              ) {
-                problem('not a documented refusal');
-              } else if (after !== before) {
-                problem('refused, but the data changed');
-              }
+      // Read-only, hidden and key columns included: each operation's template is probed whole.
+      const columns = schema.columns.filter((c) => c.column_type.type !== 'Widget');
+      const sweep = operations.flatMap((operation) =>
+        columns.flatMap((column) =>
+          Object.entries(VALUE_CLASSES).map(([valueClass, values]) => ({
+            operation,
+            column,
+            valueClass,
+            values,
+          })),
+        ),
+      );
+      const cases = sweep.reduce((sum, { values }) => sum + values.length, 0);
+      for (const { operation, column, valueClass, values } of sweep) {
+        // Every value in a full sweep; otherwise one of each class against every column in every
+        // operation, a different one from run to run (test/support/sweep.ts).
+        const key = `${settingId} ${operation} ${column.id} ${valueClass}`;
+        for (const value of sample(key, values, 1)) {
+          const fields = fieldsText(schema, operation, seeded[settingId] ?? {}, column, value);
+          const res = await rawRequest(t().port, {
+            method: 'POST',
+            path: `/guilds/${GUILD}/settings`,
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${owner.token}`,
+            },
+            body: `{"setting":"${settingId}","operation":"${operation}","fields":${fields}}`,
+          });
+          const after = await snapshot(t());
+          const body = res.json as { code?: string; message?: string; data?: unknown };
+          const problem = (what: string): void =>
+            void failures.push({
+              operation,
+              column: column.id,
+              valueClass,
+              value: value.slice(0, 40),
+              status: res.status,
+              body: res.text.slice(0, 200),
+              what,
+            });
+          if (res.status === 200) {
+            before = after;
+            if (operation === 'Delete') {
+              // Put the entry back for the cases that follow.
+              seeded[settingId] = ok(
+                await owner.exec(settingId, 'Create', seeded[settingId]),
+              ) as Row;
+              before = await snapshot(t());
             }
+            if (operation !== 'Create' && operation !== 'Update') continue;
+            const row = body.data as Row;
+            if (!(column.id in row)) continue;
+            const sent = JSON.parse(value) as unknown;
+            if (!column.readonly.includes(operation)) {
+              if (JSON.stringify(row[column.id]) !== JSON.stringify(storedForm(column, sent))) {
+                problem('accepted, but stored something else');
+              }
+            } else if (!column.primary_key && JSON.stringify(row[column.id]) === value) {
+              problem('a read-only value was stored');
+            }
+            continue;
+          }
+          if (
+            res.status < 400 ||
+            res.status >= 500 ||
+            !['BadRequest', 'NotFound', 'Restricted', 'VersionConflict'].includes(
+              body?.code ?? '',
+            ) ||
+            !body.message
+          ) {
+            problem('not a documented refusal');
+          } else if (after !== before) {
+            problem('refused, but the data changed');
           }
         }
       }

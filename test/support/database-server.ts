@@ -2,7 +2,7 @@ import { EmbeddedPostgres } from 'src/database/embedded-postgres';
 import type { Environment } from 'src/config/app-config';
 import { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
-import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
+import { createTestDatabase } from 'test/support/test-database';
 
 /** An application whose database the test can make unreachable (`proxy.cut()`) and restore. */
 export interface AppWithCuttableDatabase {
@@ -19,14 +19,19 @@ export async function startAppWithCuttableDatabase(
   env: Environment = {},
 ): Promise<AppWithCuttableDatabase> {
   const target = await startDatabaseServer();
-  const upstream = new URL(target.database.url);
+  const upstream = new URL(target.url);
   const proxy = await TcpProxy.start(upstream.hostname, Number(upstream.port || 5432));
-  const proxied = new URL(target.database.url);
+  const proxied = new URL(target.url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);
   const app = await createTestApp({
     // The target owns the database; the app only borrows it through the proxy.
-    database: { ...target.database, url: proxied.toString(), drop: () => Promise.resolve() },
+    database: {
+      engine: 'postgres',
+      url: proxied.toString(),
+      env: { DATABASE_URL: proxied.toString() },
+      drop: () => Promise.resolve(),
+    },
     // An embedded server serves one connection at a time.
     env: { DATABASE_POOL_SIZE: target.embedded ? '1' : undefined, ...env },
   });
@@ -42,7 +47,8 @@ export async function startAppWithCuttableDatabase(
 }
 
 interface DatabaseServer {
-  database: TestDatabase;
+  /** Where the server listens, with the database in the path. */
+  url: string;
   embedded: boolean;
   stop(): Promise<void>;
 }
@@ -50,12 +56,15 @@ interface DatabaseServer {
 async function startDatabaseServer(): Promise<DatabaseServer> {
   const database = await createTestDatabase();
   if (database.engine === 'postgres') {
-    return { database, embedded: false, stop: () => database.drop() };
+    return { url: database.url, embedded: false, stop: () => database.drop() };
   }
-  const server = await EmbeddedPostgres.start(null);
+  const server = await EmbeddedPostgres.start(database.directory);
   return {
-    database: { url: server.url, engine: 'postgres', drop: () => Promise.resolve() },
+    url: server.url,
     embedded: true,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      await database.drop();
+    },
   };
 }

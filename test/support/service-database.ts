@@ -1,7 +1,7 @@
 import { DataSource, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres } from 'src/database/embedded-postgres';
-import { createTestDatabase } from 'test/support/test-database';
+import { createTestDatabase, type PostgresTestDatabase } from 'test/support/test-database';
 
 /** A real database for the service tier: the application's schema, by its migrations. */
 export interface ServiceDatabase {
@@ -12,9 +12,9 @@ export interface ServiceDatabase {
 }
 
 /**
- * Opens a database of the service's schema for one test file: an in-memory embedded one (PGlite,
- * as `npm start` runs by default), or a fresh PostgreSQL database when `DATABASE_URL` names a
- * server (as in CI). `entities` and `sql`: a fixture setting's entity and the statements that create
+ * Opens a database of the service's schema for one test file: an embedded one (PGlite, as
+ * `npm start` runs by default), or a fresh PostgreSQL database when `DATABASE_URL` names a server
+ * (as in CI). `entities` and `sql`: a fixture setting's entity and the statements that create
  * its table, as a module's migration would.
  */
 export async function openServiceDatabase({
@@ -22,12 +22,11 @@ export async function openServiceDatabase({
   sql = [],
 }: { entities?: EntityTarget<ObjectLiteral>[]; sql?: string[] } = {}): Promise<ServiceDatabase> {
   const database = await createTestDatabase();
-  const embedded = database.engine === 'pglite' ? await EmbeddedPostgres.start(null) : null;
-  const options = dataSourceOptions(
-    embedded?.url ?? database.url,
-    database.engine,
-    embedded ? EMBEDDED_POOL_SIZE : 4,
-  );
+  const embedded =
+    database.engine === 'pglite' ? await EmbeddedPostgres.start(database.directory) : null;
+  const options = embedded
+    ? dataSourceOptions(embedded.url, 'pglite', EMBEDDED_POOL_SIZE)
+    : dataSourceOptions((database as PostgresTestDatabase).url, 'postgres', 4);
   const dataSource = new DataSource({
     ...options,
     entities: [...(options.entities as string[]), ...(entities as string[])],

@@ -25,6 +25,11 @@ export interface TestAppOptions {
   imports?: Type<unknown>[];
   /** A database prepared by the test; by default a fresh one is created. */
   database?: TestDatabase;
+  /**
+   * `false`: the fresh database has no schema yet, as at a first start, so the migrations run at
+   * boot (by default an embedded one starts from the migrated template).
+   */
+  migrated?: boolean;
 }
 
 export interface TestApp {
@@ -40,13 +45,14 @@ export interface TestApp {
 }
 
 /**
- * Boots the real AppModule through the same `configureApp` as `main.ts`, on a fresh database (PGlite
- * in memory, or a new PostgreSQL database when DATABASE_URL is set), listening on a loopback port.
+ * Boots the real AppModule through the same `configureApp` as `main.ts`, on a fresh database (an
+ * embedded data directory of its own, or a new PostgreSQL database when DATABASE_URL is set),
+ * listening on a loopback port.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase());
+  const database = options.database ?? (await createTestDatabase({ migrated: options.migrated }));
   const config = loadConfig({
-    DATABASE_URL: database.url,
+    ...database.env,
     TOKEN_ENCRYPTION_KEY: TEST_TOKEN_ENCRYPTION_KEY,
     REDIS_URL: process.env.REDIS_URL,
     // Test files share the CI's Redis: each application gets keys of its own.
