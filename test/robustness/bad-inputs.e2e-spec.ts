@@ -379,7 +379,9 @@ function label(endpoint: Endpoint): string {
 }
 
 describe('robustness: bad inputs on every route', () => {
-  const t = useTestApp({ env: { ROOT_USERS: ROOT } });
+  // The demo bot reports its shard every quarter of BOT_FEED_STALE_AFTER (30 s by default), a
+  // write of its own that the snapshot would see: at most every 15 minutes here.
+  const t = useTestApp({ env: { ROOT_USERS: ROOT, BOT_FEED_STALE_AFTER: '3600' } });
   const tokens: Partial<Record<Caller, string>> = {};
   let before: TableSnapshot;
 

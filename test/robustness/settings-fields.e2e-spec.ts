@@ -149,7 +149,9 @@ function storedForm(column: ColumnSchema, value: unknown): unknown {
 }
 
 describe('robustness: generated settings fields (fast-check)', () => {
-  const t = useTestApp();
+  // The demo bot reports its shard every quarter of BOT_FEED_STALE_AFTER (30 s by default), a
+  // write of its own that the snapshots would see: at most every 15 minutes here.
+  const t = useTestApp({ env: { BOT_FEED_STALE_AFTER: '3600' } });
   let owner: Actor;
   let schemas: SettingSchema[];
 
