@@ -1,5 +1,16 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -26,9 +37,14 @@ jest.setTimeout(180_000);
 const SCRATCH = mkdtempSync(join(tmpdir(), 'bms-process-'));
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
-// The built entry points, as `npm start` and `npm run cli` build and run them.
+// The built entry points, as `npm start` and `npm run cli` build and run them: built when there
+// is no build or a source changed since the last one.
 beforeAll(() => {
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.mjs')], {
+    cwd: ROOT,
+    stdio: 'pipe',
+    timeout: 120_000,
+  });
 }, 180_000);
 
 /** The service in a child process. */
@@ -476,6 +492,92 @@ describe('the admin CLI', () => {
     const run = await runToExit({}, [join(ROOT, 'scripts', 'cli.mjs'), '--help']);
     expect(run).toEqual({ code: 0, stdout: expect.stringMatching(/^Usage: cli /), stderr: '' });
     expect(statSync(CLI).mtimeMs).toBe(built);
+  });
+});
+
+/**
+ * `npm start`, `npm run cli` and this file build only when something the build is made of changed:
+ * the script runs in a scratch project whose "build" only records that it ran.
+ */
+describe('building only when stale', () => {
+  const project = join(SCRATCH, 'build-project');
+  const runs = join(project, 'builds.log');
+
+  function buildIfStale(): { code: number | null; stderr: string; builds: number } {
+    const run = spawnSync(process.execPath, [join(project, 'scripts', 'build-if-stale.mjs')], {
+      cwd: project,
+      encoding: 'utf8',
+    });
+    const builds = existsSync(runs) ? readFileSync(runs, 'utf8').split('\n').length - 1 : 0;
+    return { code: run.status, stderr: run.stderr, builds };
+  }
+
+  /** Sets `path`'s modification time, `seconds` from now (negative: in the past). */
+  function touch(path: string, seconds = 0): void {
+    const at = new Date(Date.now() + seconds * 1000);
+    utimesSync(path, at, at);
+  }
+
+  beforeAll(() => {
+    mkdirSync(join(project, 'scripts'), { recursive: true });
+    mkdirSync(join(project, 'src'));
+    mkdirSync(join(project, 'dist'));
+    cpSync(
+      join(ROOT, 'scripts', 'build-if-stale.mjs'),
+      join(project, 'scripts', 'build-if-stale.mjs'),
+    );
+    writeFileSync(join(project, 'src', 'main.ts'), 'export {};\n');
+    writeFileSync(join(project, 'src', 'main.spec.ts'), 'export {};\n');
+    for (const file of [
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'nest-cli.json',
+      'package-lock.json',
+    ]) {
+      writeFileSync(join(project, file), '{}\n');
+    }
+    // The build records each run, and fails while a file named FAIL exists.
+    const build = `node -e "require('fs').appendFileSync('builds.log','built\\n');process.exit(require('fs').existsSync('FAIL')?2:0)"`;
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ scripts: { build } }));
+    // Everything was last changed a while ago; a change below is one made now.
+    for (const path of ['src', 'src/main.ts', 'src/main.spec.ts', 'package-lock.json']) {
+      touch(join(project, path), -100);
+    }
+  });
+
+  it('builds when there is no build, then not again until a source or a setting changes', () => {
+    expect(buildIfStale()).toEqual({ code: 0, stderr: 'Building (no build yet)…\n', builds: 1 });
+    expect(buildIfStale()).toEqual({ code: 0, stderr: '', builds: 1 });
+    // A test file is not part of the build.
+    touch(join(project, 'src', 'main.spec.ts'));
+    expect(buildIfStale()).toEqual({ code: 0, stderr: '', builds: 1 });
+    touch(join(project, 'src', 'main.ts'));
+    expect(buildIfStale()).toEqual({ code: 0, stderr: 'Building (sources changed)…\n', builds: 2 });
+    expect(buildIfStale()).toEqual({ code: 0, stderr: '', builds: 2 });
+    // A new source file, and a changed dependency lockfile, each call for a build.
+    writeFileSync(join(project, 'src', 'added.ts'), 'export {};\n');
+    expect(buildIfStale().builds).toBe(3);
+    touch(join(project, 'package-lock.json'));
+    expect(buildIfStale().builds).toBe(4);
+    expect(buildIfStale().builds).toBe(4);
+  });
+
+  it('keeps building after a failed build until one succeeds, and passes its status on', () => {
+    touch(join(project, 'src', 'main.ts'));
+    writeFileSync(join(project, 'FAIL'), '');
+    const before = buildIfStale().builds;
+    expect(buildIfStale()).toEqual({
+      code: 2,
+      stderr: 'Building (sources changed)…\n',
+      builds: before + 1,
+    });
+    rmSync(join(project, 'FAIL'));
+    expect(buildIfStale()).toEqual({
+      code: 0,
+      stderr: 'Building (sources changed)…\n',
+      builds: before + 2,
+    });
+    expect(buildIfStale().builds).toBe(before + 2);
   });
 });
 
