@@ -19,6 +19,11 @@ import { parseTrustProxy, type TrustProxy } from 'src/config/trust-proxy';
 
 /** The request body limit (docs/errors.md): larger bodies are refused before they are parsed. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
+/**
+ * PLATFORM_INVALID_REQUEST_LIMIT unless set: a thousand short of the platform's 10,000, room for
+ * answers already under way. With Redis, it is the whole fleet's.
+ */
+export const DEFAULT_INVALID_REQUEST_LIMIT = 9_000;
 /** PostgreSQL connections per instance unless DATABASE_POOL_SIZE says otherwise. */
 const DEFAULT_POSTGRES_POOL_SIZE = 10;
 
@@ -80,6 +85,11 @@ export interface PlatformConfig {
   readonly demoMode: boolean;
   /** Per request attempt. */
   readonly timeoutMs: number;
+  /**
+   * Invalid answers (401, 403, 429) in ten minutes at which platform calls stop, for the whole
+   * fleet when Redis is configured (docs/platform.md, "The invalid-request budget").
+   */
+  readonly invalidRequestLimit: number;
   /** How long guild, channel and member lookups of the bot are cached. */
   readonly cacheTtlSeconds: number;
   /** How long a user's guild list (read with the user's grant) is cached. */
@@ -178,6 +188,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       botToken,
       demoMode: botToken === null,
       timeoutMs: env.PLATFORM_TIMEOUT_MS ?? 5_000,
+      invalidRequestLimit: env.PLATFORM_INVALID_REQUEST_LIMIT ?? DEFAULT_INVALID_REQUEST_LIMIT,
       cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
       userGuildsCacheTtlSeconds: env.USER_GUILDS_CACHE_TTL ?? 300,
       botFeedStaleAfterSeconds: env.BOT_FEED_STALE_AFTER ?? 120,

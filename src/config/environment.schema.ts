@@ -233,6 +233,13 @@ export class EnvironmentSchema {
 
   @Transform(toInteger)
   @IsOptional()
+  @IsInt({ message: 'PLATFORM_INVALID_REQUEST_LIMIT must be an integer from 1 to 9500' })
+  @Min(1, { message: 'PLATFORM_INVALID_REQUEST_LIMIT must be an integer from 1 to 9500' })
+  @Max(9_500, { message: 'PLATFORM_INVALID_REQUEST_LIMIT must be an integer from 1 to 9500' })
+  PLATFORM_INVALID_REQUEST_LIMIT?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
   @IsInt({ message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })
   @Min(1, { message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })
   @Max(300, { message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })

@@ -4,7 +4,24 @@
  */
 export const INVALID_REQUEST_WINDOW_MS = 10 * 60_000;
 /** Answers are counted per slot of this length, so memory stays fixed whatever the traffic. */
-const SLOT_MS = 10_000;
+export const SLOT_MS = 10_000;
+
+/**
+ * What the transport asks of an invalid-request budget: this instance's own
+ * (`InvalidRequestBudget`), or the fleet's in Redis (`SharedInvalidRequestBudget`).
+ */
+export interface InvalidAnswerBudget {
+  /** The count at which calls stop. */
+  readonly limit: number;
+  /** One more invalid answer. */
+  record(): void;
+  /** Whether no further call may leave. */
+  spent(): boolean | Promise<boolean>;
+  /** The invalid answers the decision is made on (for the log and the metrics). */
+  count(): number;
+  /** The count at which calls stop now (below `limit` while on a share of a fleet's). */
+  threshold(): number;
+}
 
 /**
  * Whether the platform counts this answer against the invalid-request limit: 401, 403 and 429,
@@ -19,20 +36,31 @@ export function countsAsInvalid(status: number, rateLimitScope: string | null): 
  * The invalid answers of the last ten minutes, in fixed slots: a slot is kept until its end is a
  * full window old, so the count never falls short of the platform's (it may exceed it by a slot).
  */
-export class InvalidRequestBudget {
-  private readonly slotCount = Math.ceil(INVALID_REQUEST_WINDOW_MS / SLOT_MS) + 1;
-  /** Per ring position: which slot (time / SLOT_MS) it holds, and that slot's count. */
-  private readonly slotOf: number[] = new Array<number>(this.slotCount).fill(-1);
-  private readonly counts: number[] = new Array<number>(this.slotCount).fill(0);
+export class InvalidRequestBudget implements InvalidAnswerBudget {
+  private readonly slotMs: number;
+  private readonly slotCount: number;
+  /** Per ring position: which slot (time / slotMs) it holds, and that slot's count. */
+  private readonly slotOf: number[];
+  private readonly counts: number[];
 
   constructor(
     /** The count at which the budget is spent. */
     readonly limit: number,
     private readonly now: () => number = Date.now,
-  ) {}
+    /** Tests shorten the window and its slots. */
+    window: { windowMs: number; slotMs: number } = {
+      windowMs: INVALID_REQUEST_WINDOW_MS,
+      slotMs: SLOT_MS,
+    },
+  ) {
+    this.slotMs = window.slotMs;
+    this.slotCount = Math.ceil(window.windowMs / window.slotMs) + 1;
+    this.slotOf = new Array<number>(this.slotCount).fill(-1);
+    this.counts = new Array<number>(this.slotCount).fill(0);
+  }
 
   record(): void {
-    const slot = Math.floor(this.now() / SLOT_MS);
+    const slot = Math.floor(this.now() / this.slotMs);
     const at = slot % this.slotCount;
     if (this.slotOf[at] !== slot) {
       this.slotOf[at] = slot;
@@ -43,7 +71,7 @@ export class InvalidRequestBudget {
 
   /** Invalid answers within the window (a slot at most more). */
   count(): number {
-    const current = Math.floor(this.now() / SLOT_MS);
+    const current = Math.floor(this.now() / this.slotMs);
     let total = 0;
     for (let at = 0; at < this.slotCount; at++) {
       if (current - this.slotOf[at] < this.slotCount) total += this.counts[at];
@@ -53,5 +81,9 @@ export class InvalidRequestBudget {
 
   spent(): boolean {
     return this.count() >= this.limit;
+  }
+
+  threshold(): number {
+    return this.limit;
   }
 }

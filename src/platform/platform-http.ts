@@ -13,7 +13,12 @@ import {
 } from '@discordjs/rest';
 import { Logger } from '@nestjs/common';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
-import { countsAsInvalid, InvalidRequestBudget } from 'src/platform/invalid-request-budget';
+import { DEFAULT_INVALID_REQUEST_LIMIT } from 'src/config/app-config';
+import {
+  countsAsInvalid,
+  InvalidRequestBudget,
+  type InvalidAnswerBudget,
+} from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
 
@@ -34,20 +39,15 @@ export interface PlatformHttpOptions {
   /** First backoff delay; it doubles per attempt, with jitter. */
   backoffMs: number;
   /**
-   * Invalid answers (401, 403, 429) in ten minutes at which calls stop, refused locally, before the
-   * platform's own limit (10,000, then an hour's ban of the address) is reached. Default 9,000.
+   * Counts invalid answers (401, 403, 429) and stops calls, refused locally, before the platform's
+   * own limit (10,000 in ten minutes, then an hour's ban of the address) is reached: the fleet's
+   * in Redis, or by default this instance's own at DEFAULT_INVALID_REQUEST_LIMIT.
    */
-  invalidRequestLimit?: number;
+  budget?: InvalidAnswerBudget;
   /** Where each call's route, outcome and duration are counted. */
   metrics?: Metrics;
 }
 
-/**
- * Stops a thousand short of the platform's 10,000: room for answers already under way. Counted
- * per instance: instances behind one egress address share the platform's limit, so lower it when
- * running several.
- */
-export const DEFAULT_INVALID_REQUEST_LIMIT = 9_000;
 /** While calls are refused for the budget, the error is logged at most this often. */
 const BUDGET_LOG_INTERVAL_MS = 60_000;
 
@@ -112,7 +112,7 @@ interface CallState {
  */
 export class PlatformHttp {
   private readonly logger = new Logger(PlatformHttp.name);
-  private readonly invalidAnswers: InvalidRequestBudget;
+  private readonly invalidAnswers: InvalidAnswerBudget;
   private budgetLoggedAt = Number.NEGATIVE_INFINITY;
   /** The call each transport callback belongs to (the library's hooks carry no request). */
   private readonly calls = new AsyncLocalStorage<CallState>();
@@ -122,9 +122,7 @@ export class PlatformHttp {
   private readonly app: REST;
 
   constructor(private readonly options: PlatformHttpOptions) {
-    this.invalidAnswers = new InvalidRequestBudget(
-      options.invalidRequestLimit ?? DEFAULT_INVALID_REQUEST_LIMIT,
-    );
+    this.invalidAnswers = options.budget ?? new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT);
     this.bot = this.manager(true);
     this.botOwnMember = this.manager(true);
     this.app = this.manager(true);
@@ -269,7 +267,7 @@ export class PlatformHttp {
    */
   private async exchange(url: string, init: UndiciRequestInit): Promise<ResponseLike> {
     const state = this.calls.getStore();
-    this.checkBudget(state?.label ?? url, state);
+    await this.checkBudget(state?.label ?? url, state);
     const response = await DefaultRestOptions.makeRequest(url, init);
     const bytes = Buffer.from(await response.arrayBuffer());
     if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
@@ -310,25 +308,20 @@ export class PlatformHttp {
    * Past the invalid-request budget, no call leaves: the platform would ban the address for an
    * hour. Calls resume as old answers leave the ten-minute window.
    */
-  private checkBudget(label: string, state: CallState | undefined): void {
-    if (!this.invalidAnswers.spent()) return;
+  private async checkBudget(label: string, state: CallState | undefined): Promise<void> {
+    if (!(await this.invalidAnswers.spent())) return;
     if (state) state.failure = 'refused_by_budget';
     const now = Date.now();
     if (now - this.budgetLoggedAt >= BUDGET_LOG_INTERVAL_MS) {
       this.budgetLoggedAt = now;
       this.logger.error(
-        { invalid_answers: this.invalidAnswers.count(), limit: this.invalidAnswers.limit },
+        { invalid_answers: this.invalidAnswers.count(), limit: this.invalidAnswers.threshold() },
         'Chat platform invalid-request budget spent (401/403/429 answers in 10 minutes): refusing platform calls until it recovers, to avoid a ban',
       );
     }
     throw new PlatformUnavailableError(
       `${label}: refused locally, the invalid-request budget is spent`,
     );
-  }
-
-  /** The invalid answers counted in the last ten minutes (a gauge of the metrics). */
-  invalidAnswersCounted(): number {
-    return this.invalidAnswers.count();
   }
 
   private backoff(failures: number): number {

@@ -5,7 +5,13 @@ import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
 import { Metrics } from 'src/common/metrics/metrics';
 import { createPlatformCache, PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformConnection } from 'src/platform/platform-connection';
-import { DEFAULT_INVALID_REQUEST_LIMIT, PlatformHttp } from 'src/platform/platform-http';
+import { RedisConnection } from 'src/common/redis/redis.module';
+import {
+  InvalidRequestBudget,
+  type InvalidAnswerBudget,
+} from 'src/platform/invalid-request-budget';
+import { PlatformHttp } from 'src/platform/platform-http';
+import { SharedInvalidRequestBudget } from 'src/platform/shared-invalid-request-budget';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
 
@@ -14,6 +20,9 @@ const RETRIES = 2;
 const RATE_LIMIT_RETRIES = 3;
 const MAX_RATE_LIMIT_WAIT_MS = 10_000;
 const BACKOFF_MS = 250;
+
+/** The invalid-request budget the transport counts against (docs/platform.md). */
+export const INVALID_REQUEST_BUDGET = Symbol('INVALID_REQUEST_BUDGET');
 
 /** The chat-platform client, its caches and, in demo mode, the emulator it talks to. */
 @Global()
@@ -30,25 +39,42 @@ export class PlatformModule {
           useFactory: (appConfig: AppConfig) => PlatformConnection.open(appConfig),
         },
         {
+          provide: INVALID_REQUEST_BUDGET,
+          inject: [RedisConnection, AppConfig, Metrics],
+          useFactory: (redis: RedisConnection, appConfig: AppConfig, metrics: Metrics) =>
+            withBudgetGauge(
+              metrics,
+              redis.client
+                ? new SharedInvalidRequestBudget(redis.client, {
+                    limit: appConfig.platform.invalidRequestLimit,
+                    keyPrefix: redis.keyPrefix,
+                  })
+                : new InvalidRequestBudget(appConfig.platform.invalidRequestLimit),
+            ),
+        },
+        {
           provide: PlatformClient,
-          inject: [PlatformConnection, AppConfig, Metrics],
-          useFactory: (connection: PlatformConnection, appConfig: AppConfig, metrics: Metrics) =>
+          inject: [PlatformConnection, AppConfig, Metrics, INVALID_REQUEST_BUDGET],
+          useFactory: (
+            connection: PlatformConnection,
+            appConfig: AppConfig,
+            metrics: Metrics,
+            budget: InvalidAnswerBudget,
+          ) =>
             new PlatformClient(
-              withBudgetGauge(
+              new PlatformHttp({
+                apiUrl: connection.apiUrl,
+                botToken: connection.botToken,
+                clientId: connection.clientId,
+                clientSecret: connection.clientSecret,
+                timeoutMs: appConfig.platform.timeoutMs,
+                retries: RETRIES,
+                rateLimitRetries: RATE_LIMIT_RETRIES,
+                maxRateLimitWaitMs: MAX_RATE_LIMIT_WAIT_MS,
+                backoffMs: BACKOFF_MS,
+                budget,
                 metrics,
-                new PlatformHttp({
-                  apiUrl: connection.apiUrl,
-                  botToken: connection.botToken,
-                  clientId: connection.clientId,
-                  clientSecret: connection.clientSecret,
-                  timeoutMs: appConfig.platform.timeoutMs,
-                  retries: RETRIES,
-                  rateLimitRetries: RATE_LIMIT_RETRIES,
-                  maxRateLimitWaitMs: MAX_RATE_LIMIT_WAIT_MS,
-                  backoffMs: BACKOFF_MS,
-                  metrics,
-                }),
-              ),
+              }),
               connection.clientId,
             ),
         },
@@ -65,11 +91,16 @@ export class PlatformModule {
 }
 
 /** The invalid-request budget's use, read when the metrics are scraped. */
-function withBudgetGauge(metrics: Metrics, http: PlatformHttp): PlatformHttp {
+function withBudgetGauge(metrics: Metrics, budget: InvalidAnswerBudget): InvalidAnswerBudget {
   metrics.gauge(
     'bms_platform_invalid_answers',
-    `Invalid answers (401, 403, 429) from the platform in the last 10 minutes; calls are refused locally at ${DEFAULT_INVALID_REQUEST_LIMIT}`,
-    () => http.invalidAnswersCounted(),
+    "Invalid answers (401, 403, 429) from the platform in the last 10 minutes: the fleet's with Redis, else this instance's own",
+    () => budget.count(),
   );
-  return http;
+  metrics.gauge(
+    'bms_platform_invalid_answers_limit',
+    "The count at which platform calls are refused locally: PLATFORM_INVALID_REQUEST_LIMIT, or this instance's share of it while Redis cannot be reached",
+    () => budget.threshold(),
+  );
+  return budget;
 }

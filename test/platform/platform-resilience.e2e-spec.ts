@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
+import { InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { captureLogs, clientFor, useEmulator } from 'test/support/platform';
 import { unusedPort } from 'test/support/ports';
 import { faultsOf } from 'test/support/emulator-faults';
@@ -150,7 +151,10 @@ describe('platform transport', () => {
     } as const;
 
     it('counts 401, 403 and 429 answers and refuses calls locally once the limit is reached', async () => {
-      const client = clientFor(emulator(), { invalidRequestLimit: 3, rateLimitRetries: 0 });
+      const client = clientFor(emulator(), {
+        budget: new InvalidRequestBudget(3),
+        rateLimitRetries: 0,
+      });
       const logs = captureLogs();
       faultsOf(emulator()).inject(GUILD_ROUTE, missingAccess, 2);
       expect(await client.getGuild(DEMO_IDS.community)).toEqual({ found: false, missing: 'guild' });
@@ -180,7 +184,7 @@ describe('platform transport', () => {
     });
 
     it('counts the refusals of user tokens too', async () => {
-      const client = clientFor(emulator(), { invalidRequestLimit: 2 });
+      const client = clientFor(emulator(), { budget: new InvalidRequestBudget(2) });
       for (let i = 0; i < 2; i++) {
         await expect(client.getUser('not-a-token')).rejects.toThrow('refused the user token');
       }
