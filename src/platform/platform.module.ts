@@ -38,6 +38,7 @@ export class PlatformModule {
                 metrics,
                 new PlatformHttp({
                   apiUrl: connection.apiUrl,
+                  restProxyApiUrl: appConfig.platform.restProxyApiUrl,
                   botToken: connection.botToken,
                   clientId: connection.clientId,
                   clientSecret: connection.clientSecret,
