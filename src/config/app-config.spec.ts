@@ -38,6 +38,7 @@ describe('loadConfig', () => {
     expect(config.redisKeyPrefix).toBe('bms:');
     expect(config.platform).toEqual({
       apiUrl: 'https://discord.com/api',
+      restProxyApiUrl: null,
       clientId: DEMO_DEFAULTS.clientId,
       clientSecret: DEMO_DEFAULTS.clientSecret,
       botToken: null,
@@ -89,6 +90,7 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://cache:6379/0',
       REDIS_KEY_PREFIX: 'staging:bms:',
       DISCORD_API_URL: 'http://127.0.0.1:9999/api/',
+      DISCORD_REST_PROXY_URL: 'http://discord-proxy:8080/',
       DISCORD_CLIENT_ID: '123456789012345678',
       DISCORD_CLIENT_SECRET: 'shh',
       DISCORD_BOT_TOKEN: 'bot-token',
@@ -128,6 +130,7 @@ describe('loadConfig', () => {
     expect(config.redisKeyPrefix).toBe('staging:bms:');
     expect(config.platform).toEqual({
       apiUrl: 'http://127.0.0.1:9999/api',
+      restProxyApiUrl: 'http://discord-proxy:8080/api',
       clientId: '123456789012345678',
       clientSecret: 'shh',
       botToken: 'bot-token',
@@ -157,6 +160,27 @@ describe('loadConfig', () => {
     expect(config.rateLimits.buckets.oauth2).toEqual({ limit: 5, windowSeconds: 30 });
     expect(config.rateLimits.buckets['guilds-refresh']).toEqual({ limit: 1, windowSeconds: 600 });
     expect(config.logLevel).toBe('debug');
+  });
+
+  it.each([
+    ['http://discord-proxy:8080', 'http://discord-proxy:8080/api'],
+    ['http://discord-proxy:8080/api/', 'http://discord-proxy:8080/api'],
+    ['https://proxy.internal', 'https://proxy.internal/api'],
+  ])('sends proxied calls under /api of DISCORD_REST_PROXY_URL=%s', (value, expected) => {
+    const config = loadConfig(
+      memory({
+        DISCORD_BOT_TOKEN: 'bot-token',
+        DISCORD_CLIENT_ID: '1100000000000000001',
+        DISCORD_CLIENT_SECRET: 'secret',
+        DISCORD_REST_PROXY_URL: value,
+      }),
+    );
+    expect(config.platform.restProxyApiUrl).toBe(expected);
+  });
+
+  it('uses no REST proxy in demo mode: the emulator is not the shared platform', () => {
+    const config = loadConfig(memory({ DISCORD_REST_PROXY_URL: 'http://discord-proxy:8080' }));
+    expect(config.platform.restProxyApiUrl).toBeNull();
   });
 
   it('treats empty values as unset', () => {
@@ -189,6 +213,8 @@ describe('loadConfig', () => {
     ['REDIS_KEY_PREFIX', 'has spaces'],
     ['DISCORD_API_URL', 'not a url'],
     ['DISCORD_API_URL', 'ftp://discord.com/api'],
+    ['DISCORD_REST_PROXY_URL', '127.0.0.1:8080'],
+    ['DISCORD_REST_PROXY_URL', 'ftp://discord-proxy'],
     ['DISCORD_CLIENT_ID', 'abc'],
     ['DISCORD_CLIENT_ID', '123456789012345678901'],
     ['DATABASE_POOL_SIZE', '0'],

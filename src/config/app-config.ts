@@ -78,6 +78,14 @@ export interface EventsConfig {
 export interface PlatformConfig {
   /** Base of the platform's REST API; requests go to `${apiUrl}/v10/...`. */
   readonly apiUrl: string;
+  /**
+   * Base of the REST proxy that owns the bot token's rate limits (DISCORD_REST_PROXY_URL plus
+   * `/api`): calls with the bot token or the OAuth2 client credentials go to
+   * `${restProxyApiUrl}/v10/...`, users' bearer calls still to `apiUrl`. Null: all go to `apiUrl`,
+   * as in demo mode, whose emulator is no shared platform (and a proxy would send the demo's
+   * calls to Discord).
+   */
+  readonly restProxyApiUrl: string | null;
   readonly clientId: string;
   readonly clientSecret: string;
   readonly botToken: string | null;
@@ -183,6 +191,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'bms:',
     platform: {
       apiUrl: (env.DISCORD_API_URL ?? 'https://discord.com/api').replace(/\/+$/, ''),
+      restProxyApiUrl: botToken === null ? null : restProxyApiUrl(env.DISCORD_REST_PROXY_URL),
       clientId: env.DISCORD_CLIENT_ID ?? DEMO_DEFAULTS.clientId,
       clientSecret: env.DISCORD_CLIENT_SECRET ?? DEMO_DEFAULTS.clientSecret,
       botToken,
@@ -226,6 +235,15 @@ function bucketBudgets(env: EnvironmentSchema): Record<RateLimitBucket, BucketBu
       : { limit: defaults.limit, windowSeconds: defaults.windowSeconds };
   }
   return budgets;
+}
+
+/**
+ * The proxy serves the platform's paths (`/api/v10/…`) under its own address: the setting names
+ * the address, and a trailing `/api` is accepted too.
+ */
+function restProxyApiUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  return `${raw.replace(/\/+$/, '').replace(/\/api$/, '')}/api`;
 }
 
 function trustProxy(raw: string | undefined): TrustProxy {

@@ -204,6 +204,17 @@ export class EnvironmentSchema {
 
   @Transform(emptyToUndefined)
   @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    {
+      message:
+        'DISCORD_REST_PROXY_URL must be an http(s) URL of a REST proxy such as http://discord-proxy:8080',
+    },
+  )
+  DISCORD_REST_PROXY_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
   @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('DISCORD_CLIENT_ID') })
   DISCORD_CLIENT_ID?: string;
 

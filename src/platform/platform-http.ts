@@ -25,6 +25,12 @@ import type { PlatformAuth } from 'src/platform/platform.types';
 export interface PlatformHttpOptions {
   /** The platform's REST base; requests go to `${apiUrl}/v10/…`. */
   apiUrl: string;
+  /**
+   * A REST proxy owning the bot token's rate limits for every instance (`@discordjs/proxy`): the
+   * bot's and the OAuth2 client's calls go to `${restProxyApiUrl}/v10/…`; users' bearer calls still
+   * go to `apiUrl`, since a proxy keyed by route would queue one user's limits behind another's.
+   */
+  restProxyApiUrl?: string | null;
   botToken: string;
   clientId: string;
   clientSecret: string;
@@ -123,9 +129,10 @@ export class PlatformHttp {
 
   constructor(private readonly options: PlatformHttpOptions) {
     this.invalidAnswers = options.budget ?? new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT);
-    this.bot = this.manager(true);
-    this.botOwnMember = this.manager(true);
-    this.app = this.manager(true);
+    const shared = options.restProxyApiUrl ?? options.apiUrl;
+    this.bot = this.manager(shared, true);
+    this.botOwnMember = this.manager(shared, true);
+    this.app = this.manager(shared, true);
   }
 
   async send(call: PlatformCall): Promise<PlatformAnswer> {
@@ -176,7 +183,14 @@ export class PlatformHttp {
   ): Promise<{ answer: PlatformAnswer } | { failure: string }> {
     try {
       const response = await manager.queueRequest(request);
-      return { answer: { status: response.status, body: parseBody(await response.text()) } };
+      const text = await response.text();
+      // Every route used answers 200 with a body; @discordjs/proxy answers an empty 200 when it
+      // cannot reach the platform (it ends the answer, then fails).
+      if (response.status === 200 && text === '') {
+        state.failure = 'network_error';
+        return { failure: 'empty answer, as a REST proxy gives when it cannot reach the platform' };
+      }
+      return { answer: { status: response.status, body: parseBody(text) } };
     } catch (error) {
       if (error instanceof DiscordAPIError) {
         return { answer: { status: error.status, body: errorBody(error.rawError) } };
@@ -224,14 +238,14 @@ export class PlatformHttp {
       case 'client':
         return this.app;
       case 'bearer':
-        return this.manager(false);
+        return this.manager(this.options.apiUrl, false);
     }
   }
 
   /** A manager; `longLived` ones sweep their idle buckets, short-lived ones need no timers. */
-  private manager(longLived: boolean): REST {
+  private manager(api: string, longLived: boolean): REST {
     return new REST({
-      api: this.options.apiUrl,
+      api,
       version: '10',
       timeout: this.options.timeoutMs,
       retries: 0,
@@ -273,8 +287,22 @@ export class PlatformHttp {
     if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
       this.invalidAnswers.record();
     }
-    if (response.status === 429 && state) state.rateLimits += 1;
-    return bufferedResponse(response, bytes);
+    const answer = bufferedResponse(response, bytes);
+    if (response.status !== 429) return answer;
+    if (state) state.rateLimits += 1;
+    return { ...answer, headers: this.withRetryAfter(response.headers, state) };
+  }
+
+  /**
+   * A REST proxy answers a 429 with `Retry-After` only (no bucket headers, no body), and may say
+   * `0`. The library would then retry at once: a 429 that names no wait (missing, zero or
+   * unreadable) waits the retry backoff instead. It is still one of the call's bounded 429s.
+   */
+  private withRetryAfter(headers: AnswerHeaders, state: CallState | undefined): AnswerHeaders {
+    if (Number(headers.get('Retry-After')) > 0) return headers;
+    const withWait = new Headers(Object.fromEntries(headers));
+    withWait.set('Retry-After', String(this.backoff(state?.rateLimits ?? 1) / 1000));
+    return withWait;
   }
 
   /**
@@ -339,6 +367,7 @@ function outcomeOf(status: number): PlatformOutcome {
 }
 
 type UndiciRequestInit = Parameters<(typeof DefaultRestOptions)['makeRequest']>[1];
+type AnswerHeaders = ResponseLike['headers'];
 
 const METHODS: Readonly<Record<PlatformCall['method'], RequestMethod>> = {
   GET: RequestMethod.Get,

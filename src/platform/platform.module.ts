@@ -64,6 +64,7 @@ export class PlatformModule {
             new PlatformClient(
               new PlatformHttp({
                 apiUrl: connection.apiUrl,
+                restProxyApiUrl: appConfig.platform.restProxyApiUrl,
                 botToken: connection.botToken,
                 clientId: connection.clientId,
                 clientSecret: connection.clientSecret,

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { loginOn } from 'test/support/auth';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import type { Test } from 'supertest';
 import { createTestApp, type TestApp } from 'test/support/test-app';
@@ -45,15 +46,7 @@ describe('GET /users/@me/guilds?refresh=true and the bot', () => {
   });
   afterAll(() => t.close());
 
-  async function login(userId: string): Promise<string> {
-    const code = platform().issueCode({ userId, redirectUri: DEMO_REDIRECT });
-    const res = await t
-      .http()
-      .post('/oauth2')
-      .send({ code, redirect_uri: DEMO_REDIRECT })
-      .expect(200);
-    return res.body.token as string;
-  }
+  const login = (userId: string): Promise<string> => loginOn(t, platform(), userId);
 
   /** Requests the platform saw on the bot's own guild list. */
   const botListCalls = (emulator: PlatformEmulator): number =>

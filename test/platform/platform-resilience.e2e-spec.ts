@@ -32,6 +32,16 @@ describe('platform transport', () => {
       expect(second - first).toBeGreaterThanOrEqual(400);
     });
 
+    it('backs off when a 429 names no wait, instead of retrying at once', async () => {
+      faultsOf(emulator()).inject(GUILD_ROUTE, { kind: 'rate_limit', retryAfter: 0 }, 2);
+      const lookup = await clientFor(emulator(), { backoffMs: 100 }).getGuild(DEMO_IDS.community);
+      expect(lookup.found).toBe(true);
+      const [a, b, c] = arrivals(emulator(), GUILD_ROUTE);
+      // The retry backoff stands in for the wait: ≥ 50 ms, then ≥ 100 ms.
+      expect(b - a).toBeGreaterThanOrEqual(50);
+      expect(c - b).toBeGreaterThanOrEqual(100);
+    });
+
     it('holds later requests on the same bucket until it resets', async () => {
       const client = clientFor(emulator());
       // The platform names the route's bucket on every answer: this one teaches it to the client.

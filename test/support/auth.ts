@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PlatformConnection } from 'src/platform/platform-connection';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { DEMO_REDIRECT } from 'test/support/platform';
 import type { TestApp } from 'test/support/test-app';
 
 export interface TestLogin {
@@ -20,6 +21,24 @@ export async function loginAs(t: TestApp, userId: string = DEMO_IDS.demoUser): P
     .send({ code: code.body.code, redirect_uri: code.body.redirect_uri })
     .expect(200);
   return { token: login.body.token, sessionId: login.body.session_id, userId };
+}
+
+/**
+ * Logs a user in against an emulator the test runs (live mode, no demo route): a code from the
+ * emulator, then POST /oauth2. Returns the login session's token.
+ */
+export async function loginOn(
+  t: TestApp,
+  emulator: PlatformEmulator,
+  userId: string = DEMO_IDS.demoUser,
+): Promise<string> {
+  const code = emulator.issueCode({ userId, redirectUri: DEMO_REDIRECT });
+  const res = await t
+    .http()
+    .post('/oauth2')
+    .send({ code, redirect_uri: DEMO_REDIRECT })
+    .expect(200);
+  return res.body.token as string;
 }
 
 /** Creates an API token with a login session's token. */
