@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       cacheTtlSeconds: 5,
       userGuildsCacheTtlSeconds: 300,
       botFeedStaleAfterSeconds: 120,
+      emulatorRateLimits: false,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'http://localhost:3000/docs/oauth2-redirect.html',
@@ -102,6 +103,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_GUILDS_REFRESH: '1/600',
       USER_GUILDS_CACHE_TTL: '600',
       BOT_FEED_STALE_AFTER: '300',
+      EMULATOR_RATE_LIMITS: 'yes',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
       SUPPORT_SERVER_INVITE: 'https://discord.gg/abc',
@@ -140,6 +142,7 @@ describe('loadConfig', () => {
       cacheTtlSeconds: 30,
       userGuildsCacheTtlSeconds: 600,
       botFeedStaleAfterSeconds: 300,
+      emulatorRateLimits: true,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'https://dash.example/cb',
@@ -232,6 +235,7 @@ describe('loadConfig', () => {
     ['BOT_FEED_STALE_AFTER', '9'],
     ['BOT_FEED_STALE_AFTER', '3601'],
     ['BOT_FEED_STALE_AFTER', 'soon'],
+    ['EMULATOR_RATE_LIMITS', 'sometimes'],
     ['RATE_LIMIT_ANONYMOUS', '60'],
     ['RATE_LIMIT_ANONYMOUS', '0/60'],
     ['RATE_LIMIT_GUILD_INFO', '30/0'],

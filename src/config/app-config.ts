@@ -107,6 +107,8 @@ export interface PlatformConfig {
    * (docs/bot-membership.md); otherwise ids it lacks are checked with the platform.
    */
   readonly botFeedStaleAfterSeconds: number;
+  /** Demo mode: the emulator enforces the platform's rate limits (EMULATOR_RATE_LIMITS). */
+  readonly emulatorRateLimits: boolean;
 }
 
 export interface SessionsConfig {
@@ -201,6 +203,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
       userGuildsCacheTtlSeconds: env.USER_GUILDS_CACHE_TTL ?? 300,
       botFeedStaleAfterSeconds: env.BOT_FEED_STALE_AFTER ?? 120,
+      emulatorRateLimits: env.EMULATOR_RATE_LIMITS ?? false,
     },
     oauth2: {
       allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [DEFAULT_REDIRECT_URI],

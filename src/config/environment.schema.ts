@@ -274,6 +274,11 @@ export class EnvironmentSchema {
   })
   BOT_FEED_STALE_AFTER?: number;
 
+  @Transform(toBoolean)
+  @IsOptional()
+  @IsBoolean({ message: 'EMULATOR_RATE_LIMITS must be true or false' })
+  EMULATOR_RATE_LIMITS?: boolean;
+
   @Transform(toList)
   @IsOptional()
   @IsUrl(

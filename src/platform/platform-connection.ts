@@ -28,7 +28,12 @@ export class PlatformConnection implements OnApplicationBootstrap, OnApplication
         null,
       );
     }
-    const emulator = await PlatformEmulator.start(DEMO_SEED);
+    // Off by default: a demo answers at once; on, it meets the platform's limits as production does.
+    const emulator = await PlatformEmulator.start(
+      DEMO_SEED,
+      {},
+      platform.emulatorRateLimits ? { rateLimits: {} } : {},
+    );
     const { application } = DEMO_SEED;
     return new PlatformConnection(
       emulator.apiUrl,

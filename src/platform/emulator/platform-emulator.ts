@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -6,6 +5,12 @@ import type { RESTPutAPIApplicationCommandsJSONBody } from 'discord-api-types/v1
 import { isSnowflake } from 'src/common/validation/snowflake';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
+import { InvalidAnswerCounts } from 'src/platform/emulator/emulator-invalid-answers';
+import {
+  bucketOf,
+  EmulatorRateLimits,
+  type EmulatorRateLimitOptions,
+} from 'src/platform/emulator/emulator-rate-limits';
 import {
   type CodeChallenge,
   EmulatorState,
@@ -29,6 +34,10 @@ export interface EmulatedRequest {
   url: string;
   at: number;
   auth: 'bot' | 'bearer' | 'none' | 'invalid';
+  /** The caller's address, as the platform counts invalid requests by it. */
+  address: string;
+  /** The answer's status (a 429 of the rate limits or an interceptor's included); null until sent. */
+  status: number | null;
 }
 
 /** The request log keeps this many of the newest requests (a demo runs for days). */
@@ -37,6 +46,13 @@ const MAX_LOGGED_REQUESTS = 10_000;
 export interface EmulatorOptions {
   /** The bound of `requests`; the oldest go first. */
   maxLoggedRequests?: number;
+  /**
+   * Enforces the platform's rate limits (docs/platform.md, "Rate limits in the emulator"): off
+   * unless given; `{}` for the platform's defaults.
+   */
+  rateLimits?: EmulatorRateLimitOptions;
+  /** The clock of the rate limits, the invalid-answer counts and the request log. */
+  now?: () => number;
 }
 
 type Caller = { kind: 'bot' } | { kind: 'bearer'; grant: Grant };
@@ -68,6 +84,11 @@ export class PlatformEmulator {
   /** Every request ever seen, per route (a route template is one of a few dozen keys). */
   private readonly counts = new Map<string, number>();
   private readonly maxLoggedRequests: number;
+  private readonly now: () => number;
+  private readonly rateLimits: EmulatorRateLimits | null;
+  private readonly invalid: InvalidAnswerCounts;
+  /** The log entry of each request under way, for its status once answered. */
+  private readonly entries = new WeakMap<FastifyRequest, EmulatedRequest>();
   private interceptor: EmulatorInterceptor | null = null;
   // Connections are closed on shutdown even while an interceptor holds a request.
   private readonly server: FastifyInstance = Fastify({
@@ -83,6 +104,11 @@ export class PlatformEmulator {
     options: EmulatorOptions,
   ) {
     this.maxLoggedRequests = options.maxLoggedRequests ?? MAX_LOGGED_REQUESTS;
+    this.now = options.now ?? Date.now;
+    this.rateLimits = options.rateLimits
+      ? new EmulatorRateLimits(options.rateLimits, this.now)
+      : null;
+    this.invalid = new InvalidAnswerCounts(this.now);
     // Any number of requests may be held by the interceptor at once, each listening for the abort.
     setMaxListeners(0, this.closing.signal);
   }
@@ -128,6 +154,14 @@ export class PlatformEmulator {
     return this.counts.get(route) ?? 0;
   }
 
+  /**
+   * The invalid answers (401, 403, and 429 but a shared resource's) of the last ten minutes that
+   * the platform would hold against `address`, or against every address: it bans at 10,000.
+   */
+  invalidAnswers(address?: string): number {
+    return this.invalid.count(address);
+  }
+
   async close(): Promise<void> {
     this.closing.abort();
     await this.server.close();
@@ -136,6 +170,10 @@ export class PlatformEmulator {
   private async listen(host: string, port: number): Promise<void> {
     await this.server.register(formBody);
     this.server.addHook('onRequest', (request, reply) => this.beforeRoute(request, reply));
+    this.server.addHook('onSend', (request, reply, payload, done) => {
+      this.answered(request, reply);
+      done(null, payload);
+    });
     this.server.setErrorHandler((error, _request, reply) => {
       const answer =
         error instanceof EmulatorError
@@ -153,29 +191,59 @@ export class PlatformEmulator {
   private async beforeRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const route = `${request.method} ${(request.routeOptions.url ?? '').replace(/^\/api\/v10/, '')}`;
     this.counts.set(route, (this.counts.get(route) ?? 0) + 1);
-    this.requests.push({
+    const entry: EmulatedRequest = {
       route,
       url: request.url,
-      at: Date.now(),
+      at: this.now(),
       auth: authKind(request, this.state),
-    });
+      address: request.ip,
+      status: null,
+    };
+    this.requests.push(entry);
+    this.entries.set(request, entry);
     if (this.requests.length > this.maxLoggedRequests) this.requests.shift();
-    // The platform names a route's rate-limit bucket on every answer; clients key their limits on it.
-    void reply.header('X-RateLimit-Bucket', bucketOf(route));
+    if (this.rateLimits) {
+      const verdict = this.rateLimits.admit({
+        route,
+        identity: rateLimitIdentity(request),
+        majorParameter: majorParameterOf(request.params as Params | undefined),
+      });
+      void reply.headers(verdict.headers);
+      if (verdict.refused) {
+        await reply.code(429).send(verdict.body);
+        return;
+      }
+    } else {
+      // The platform names a route's rate-limit bucket on every answer; clients key their limits on it.
+      void reply.header('X-RateLimit-Bucket', bucketOf(route));
+    }
     if (this.interceptor) await this.interceptor(route, reply, this.closing.signal);
+  }
+
+  /** The answer's status goes to the log, and to the invalid-answer counts. */
+  private answered(request: FastifyRequest, reply: FastifyReply): void {
+    const entry = this.entries.get(request);
+    if (!entry) return;
+    this.entries.delete(request);
+    entry.status = reply.statusCode;
+    const scope = reply.getHeader('X-RateLimit-Scope');
+    this.invalid.record(entry.address, reply.statusCode, typeof scope === 'string' ? scope : null);
   }
 }
 
-const buckets = new Map<string, string>();
+/**
+ * Whom the platform limits: the bot or user token a request carries, or, without one (the OAuth2
+ * client credentials included), its address.
+ */
+function rateLimitIdentity(request: FastifyRequest): string {
+  const [scheme, token] = (request.headers.authorization ?? '').split(' ', 2);
+  if ((scheme === 'Bot' || scheme === 'Bearer') && token) return `${scheme} ${token}`;
+  return `address ${request.ip}`;
+}
 
-/** A stable, opaque bucket id per route template, like the platform's. */
-function bucketOf(route: string): string {
-  let bucket = buckets.get(route);
-  if (!bucket) {
-    bucket = createHash('sha256').update(route).digest('hex').slice(0, 32);
-    buckets.set(route, bucket);
-  }
-  return bucket;
+/** The top-level resource a route's limits are kept per: its guild, or its application. */
+function majorParameterOf(params: Params | undefined): string {
+  return params?.guild_id ?? params?.application_id ?? '';
 }
 
 function authKind(request: FastifyRequest, state: EmulatorState): EmulatedRequest['auth'] {
