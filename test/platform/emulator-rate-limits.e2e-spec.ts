@@ -156,6 +156,12 @@ describe('emulator rate limits', () => {
       expect(emulator().requests).toHaveLength(52);
       expect(emulator().requests.every((request) => request.address === '127.0.0.1')).toBe(true);
       expect(statuses(emulator()).sort()).toEqual([...Array<number>(50).fill(200), 401, 429]);
+      // The log names the limit that answered: the 429 is the global one's.
+      expect(
+        emulator()
+          .requests.filter((request) => request.status === 429)
+          .map((request) => request.scope),
+      ).toEqual(['global']);
       // The 429 and the 401 are what the platform counts towards its ban.
       expect(emulator().invalidAnswers('127.0.0.1')).toBe(2);
       expect(emulator().invalidAnswers()).toBe(2);
@@ -180,6 +186,7 @@ describe('emulator rate limits', () => {
         code: 0,
       });
       expect(statuses(emulator())).toEqual([200, 200, 200, 200, 200, 429]);
+      expect(emulator().requests.at(-1)?.scope).toBe('shared');
       expect(emulator().invalidAnswers()).toBe(0);
     });
 

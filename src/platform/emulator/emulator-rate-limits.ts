@@ -15,8 +15,8 @@ export const DEFAULT_GLOBAL_LIMIT_PER_SECOND = 50;
  * command overwrite are scarce, the token endpoint is limited per address.
  */
 export const DEFAULT_ROUTE_LIMITS: Readonly<Record<string, RouteLimit>> = {
-  'POST /oauth2/token': { limit: 10, windowMs: 10_000 },
-  'POST /oauth2/token/revoke': { limit: 10, windowMs: 10_000 },
+  'POST /oauth2/token': { limit: 10, windowMs: 1_000 },
+  'POST /oauth2/token/revoke': { limit: 10, windowMs: 1_000 },
   'GET /users/@me': { limit: 5, windowMs: 1_000 },
   'GET /users/@me/guilds': { limit: 1, windowMs: 1_000 },
   'GET /guilds/:guild_id': { limit: 5, windowMs: 1_000 },

@@ -38,6 +38,8 @@ export interface EmulatedRequest {
   address: string;
   /** The answer's status (a 429 of the rate limits or an interceptor's included); null until sent. */
   status: number | null;
+  /** The answer's `X-RateLimit-Scope` (a 429's: `global`, `user` or `shared`); null without one. */
+  scope: string | null;
 }
 
 /** The request log keeps this many of the newest requests (a demo runs for days). */
@@ -198,6 +200,7 @@ export class PlatformEmulator {
       auth: authKind(request, this.state),
       address: request.ip,
       status: null,
+      scope: null,
     };
     this.requests.push(entry);
     this.entries.set(request, entry);
@@ -227,7 +230,8 @@ export class PlatformEmulator {
     this.entries.delete(request);
     entry.status = reply.statusCode;
     const scope = reply.getHeader('X-RateLimit-Scope');
-    this.invalid.record(entry.address, reply.statusCode, typeof scope === 'string' ? scope : null);
+    entry.scope = typeof scope === 'string' ? scope : null;
+    this.invalid.record(entry.address, reply.statusCode, entry.scope);
   }
 }
 
