@@ -7,10 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { proxyRequests } from '@discordjs/proxy';
 import { REST } from '@discordjs/rest';
 import { ChannelType, PermissionFlagsBits as P, type APIUser } from 'discord-api-types/v10';
-import { Client } from 'pg';
 import { DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator, type EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { integer } from './options';
 import {
   ROOT,
@@ -37,8 +37,8 @@ import {
  * would have seen (429s, global and per route; invalid answers against the address's budget),
  * platform calls per user action, each step's p50 and p99, and every error a user saw.
  *
- * Needs PostgreSQL and Redis: a database of its own is created on FLEET_DATABASE_URL's server
- * (default postgres://postgres@127.0.0.1:5432/postgres) and dropped after each run.
+ * Needs PostgreSQL and Redis: a database of its own is created on BENCH_DATABASE_URL's server
+ * (bench/database.ts) and dropped after each run.
  */
 
 const USAGE = `npm run bench:fleet -- [options]
@@ -52,7 +52,7 @@ const USAGE = `npm run bench:fleet -- [options]
   --write             also write the report to bench/fleet-results.md
   --help              this text
 
-  FLEET_DATABASE_URL  an administrative PostgreSQL URL (default postgres://postgres@127.0.0.1:5432/postgres)
+  BENCH_DATABASE_URL  PostgreSQL, where a database of the run's own is made (default postgres://postgres@127.0.0.1:5432/postgres)
   FLEET_REDIS_URL     Redis (default redis://127.0.0.1:6379)`;
 
 interface Options {
@@ -63,7 +63,6 @@ interface Options {
   latencyMs: number;
   runs: ('off' | 'on')[];
   write: boolean;
-  databaseUrl: string;
   redisUrl: string;
 }
 
@@ -171,7 +170,6 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     latencyMs: integer('--latency-ms', value('latency-ms', 'FLEET_LATENCY_MS', '100'), 0),
     runs: proxy === 'both' ? ['off', 'on'] : [proxy as 'off' | 'on'],
     write: values.has('write'),
-    databaseUrl: env.FLEET_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     redisUrl: env.FLEET_REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
 }
@@ -271,7 +269,8 @@ function memberRole(guildId: string): string {
 // --- One run -------------------------------------------------------------------------------------
 
 async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise<RunReport> {
-  const database = await createDatabase(options.databaseUrl);
+  const database = await freshPostgresDatabase('bms_fleet');
+  if (!database) throw new Error(`PostgreSQL cannot be reached at ${BENCH_ADMIN_URL}`);
   const emulator = await PlatformEmulator.start(
     world.seed,
     {},
@@ -348,25 +347,6 @@ async function startProxy(apiUrl: string): Promise<{ url: string; close(): Promi
         server.closeAllConnections();
         server.close(() => resolve());
       }),
-  };
-}
-
-async function createDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `bms_fleet_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
   };
 }
 
