@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { proxyRequests } from '@discordjs/proxy';
@@ -73,6 +74,10 @@ const TOKEN_ENCRYPTION_KEY = Buffer.alloc(32, 11).toString('base64');
 const FEED_PART = 4_000;
 /** Other members per guild besides its owner and the bot. */
 const MEMBERS_PER_GUILD = 4;
+/** A guild opened this recently is warm in the fleet's platform cache (PLATFORM_CACHE_TTL 5 s). */
+const WARM_WITHIN_MS = 4_000;
+/** How often the simulated bot says it is still connected (the feed is trusted for 120 s). */
+const BOT_HEARTBEAT_MS = 30_000;
 /** How long a user waits on its stream for the change it made. */
 const STREAM_WAIT_MS = 5_000;
 /** Every answer a user waits for longer than this is an error (a stuck request). */
@@ -103,7 +108,7 @@ interface World {
   users: string[];
   /** Per user: the guilds it is a member of (owned ones first). */
   guildsOf: Map<string, string[]>;
-  /** Per user: the guild it owns and changes. */
+  /** Per user: the guild it owns, opens cold, follows and changes (the first of its guilds). */
   ownedBy: Map<string, string>;
   guildIds: string[];
 }
@@ -205,7 +210,8 @@ function buildWorld(options: Options): World {
       if (member === owner) list.unshift(id);
       else list.push(id);
     }
-    if (!ownedBy.has(owner)) ownedBy.set(owner, id);
+    // The guild they own that heads their list: the one they open cold, then follow and change.
+    ownedBy.set(owner, id);
     guilds.push(guild(id, owner, [...members], botId));
   }
   const user = (id: string, username: string): APIUser => ({
@@ -293,15 +299,20 @@ async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise
       ...(proxyServer ? { DISCORD_REST_PROXY_URL: proxyServer.url } : {}),
     };
     // The first instance migrates the new database; the others start on it together.
-    services.push(await startServiceProcess(env));
+    const logs = mkdtempSync(join(tmpdir(), `bms-fleet-${proxy}-`));
+    const log = (n: number): string => join(logs, `instance-${n}.log`);
+    services.push(await startServiceProcess(env, log(0)));
     services.push(
       ...(await Promise.all(
-        Array.from({ length: options.instances - 1 }, () => startServiceProcess(env)),
+        Array.from({ length: options.instances - 1 }, (_, i) =>
+          startServiceProcess(env, log(i + 1)),
+        ),
       )),
     );
+    console.log(`the instances' logs: ${logs}`);
     console.log(`${services.length} instances serving`);
     const fleet = new Fleet(services.map((service) => service.baseUrl));
-    await reportBotGuilds(fleet, emulator, world);
+    const botToken = await reportBotGuilds(fleet, emulator, world);
     console.log(`the bot's ${world.guildIds.length} guilds reported through the membership feed`);
     // From here on, every platform answer takes the latency.
     if (options.latencyMs > 0) {
@@ -312,7 +323,23 @@ async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise
     const firstRequest = emulator.requests.length;
     const invalidBefore = emulator.invalidAnswers();
     const started = performance.now();
-    const results = await simulateUsers(fleet, emulator, world, options);
+    // The bot keeps reporting while it runs, so the service keeps trusting its feed.
+    const heartbeat = setInterval(() => {
+      void fleet
+        .request('POST', '/internal/shards/0/guild-events', {
+          token: botToken,
+          body: { events: [] },
+        })
+        .then((answer) => {
+          if (answer.status !== 200) console.error(`the bot's heartbeat answered ${answer.status}`);
+        });
+    }, BOT_HEARTBEAT_MS);
+    let results: StepResult[];
+    try {
+      results = await simulateUsers(fleet, emulator, world, options);
+    } finally {
+      clearInterval(heartbeat);
+    }
     return {
       proxy,
       results,
@@ -384,12 +411,15 @@ async function login(fleet: Fleet, emulator: PlatformEmulator, userId: string): 
   return (JSON.parse(text) as { token: string }).token;
 }
 
-/** The bot reports its guilds at connect, as one shard's snapshot in parts. */
+/**
+ * The bot reports its guilds at connect, as one shard's snapshot in parts; returns the API token it
+ * reports with.
+ */
 async function reportBotGuilds(
   fleet: Fleet,
   emulator: PlatformEmulator,
   world: World,
-): Promise<void> {
+): Promise<string> {
   const token = await login(fleet, emulator, world.operator);
   const created = await fleet.request('POST', '/sessions', {
     token,
@@ -413,6 +443,7 @@ async function reportBotGuilds(
       throw new Error(`the membership feed answered ${answer.status}: ${await answer.text()}`);
     }
   }
+  return apiToken;
 }
 
 // --- The users -----------------------------------------------------------------------------------
@@ -424,7 +455,8 @@ async function simulateUsers(
   options: Options,
 ): Promise<StepResult[]> {
   const results: StepResult[] = [];
-  const opened = new Set<string>();
+  /** When each guild was last opened, as a cold open (performance.now()). */
+  const opened = new Map<string, number>();
   const gapMs = (options.durationS * 1000) / world.users.length;
   const journeys: Promise<void>[] = [];
   let done = 0;
@@ -452,7 +484,7 @@ async function journey(
   world: World,
   user: string,
   index: number,
-  opened: Set<string>,
+  opened: Map<string, number>,
   results: StepResult[],
 ): Promise<void> {
   const step = async <T>(name: Step, action: () => Promise<T>): Promise<T> => {
@@ -487,10 +519,14 @@ async function journey(
   try {
     const token = await step('login', () => login(fleet, emulator, user));
     await step('list guilds', () => call('GET', '/users/@me/guilds', token, [200]));
+    // Cold: a guild of theirs nobody opened (their own first). Warm: one of theirs someone opened
+    // within the platform cache's lifetime, or the same guild again.
     const cold = mine.find((id) => !opened.has(id)) ?? mine[0];
-    opened.add(cold);
+    opened.set(cold, performance.now());
     await step('open cold guild', () => call('GET', `/users/@me/guilds/${cold}`, token, [200]));
-    const warm = mine.find((id) => id !== cold && opened.has(id)) ?? cold;
+    const recent = (id: string): boolean =>
+      id !== cold && performance.now() - (opened.get(id) ?? -Infinity) < WARM_WITHIN_MS;
+    const warm = mine.find(recent) ?? cold;
     await step('open warm guild', () => call('GET', `/users/@me/guilds/${warm}`, token, [200]));
     const invented = (INVENTED_BASE + BigInt(index)).toString();
     await step('open invented id', () =>
@@ -582,6 +618,11 @@ function report(options: Options, reports: RunReport[]): string {
   const actions = (r: RunReport): number => r.results.filter((x) => x.error === null).length;
   const limited = (r: RunReport): EmulatedRequest[] => r.requests.filter((x) => x.status === 429);
   row('platform calls', (r) => String(r.requests.length));
+  row('bot-token calls a second: mean / busiest second (the limit: 50)', (r) => {
+    const perSecond = botCallsPerSecond(r.requests);
+    const mean = perSecond.reduce((sum, n) => sum + n, 0) / Math.max(1, perSecond.length);
+    return `${mean.toFixed(1)} / ${Math.max(0, ...perSecond)}`;
+  });
   row('platform calls per user action', (r) =>
     (r.requests.length / Math.max(1, actions(r))).toFixed(2),
   );
@@ -611,13 +652,15 @@ function report(options: Options, reports: RunReport[]): string {
   });
   lines.push('');
   for (const r of reports) {
-    lines.push(
-      `429s by route ${r.proxy === 'on' ? 'with' : 'without'} the proxy: ${byRoute(limited(r))}`,
-    );
+    const run = r.proxy === 'on' ? 'with' : 'without';
+    const bot = r.requests.filter((x) => x.auth === 'bot');
+    lines.push(`Bot-token calls by route ${run} the proxy: ${byRoute(bot)}`, '');
+    lines.push(`429s (global and per route) by route ${run} the proxy: ${byRoute(limited(r))}`, '');
     const errors = new Map<string, number>();
     for (const result of r.results) {
       if (result.error === null) continue;
-      const key = `${result.step}: ${result.error}`;
+      // Errors differ by their error_id only: grouped without it.
+      const key = `${result.step}: ${result.error.replace(/"error_id":"[^"]*"/, '"error_id":…')}`;
       errors.set(key, (errors.get(key) ?? 0) + 1);
     }
     lines.push(
@@ -633,6 +676,19 @@ function report(options: Options, reports: RunReport[]): string {
 /** A 429 of the global limit. */
 function isGlobal(request: EmulatedRequest): boolean {
   return request.scope === 'global';
+}
+
+/** The bot token's calls in each second of the run, as the platform counts its global limit. */
+function botCallsPerSecond(requests: EmulatedRequest[]): number[] {
+  const bot = requests.filter((request) => request.auth === 'bot');
+  if (bot.length === 0) return [];
+  const start = bot[0].at;
+  const seconds: number[] = [];
+  for (const request of bot) {
+    const second = Math.floor((request.at - start) / 1000);
+    seconds[second] = (seconds[second] ?? 0) + 1;
+  }
+  return Array.from(seconds, (n) => n ?? 0);
 }
 
 function byRoute(requests: EmulatedRequest[]): string {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
@@ -30,7 +30,11 @@ export interface ServiceProcess {
  * Starts the built service as `npm start` does (rate limits off, loopback, a free port) and waits
  * for a healthy /healthz. The inspector stays off until asked for (SIGUSR1).
  */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Record<string, string>,
+  /** Where the service's log goes (appended); by default nowhere. */
+  logFile?: string,
+): Promise<ServiceProcess> {
   const port = await unusedPort();
   const inspectorPort = await unusedPort();
   const started = performance.now();
@@ -52,7 +56,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
         ROOT_USERS: DEMO_IDS.demoUser,
         ...env,
       },
-      stdio: 'ignore',
+      stdio: logFile ? ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')] : 'ignore',
     },
   );
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -27,8 +27,9 @@ export interface PlatformHttpOptions {
   apiUrl: string;
   /**
    * A REST proxy owning the bot token's rate limits for every instance (`@discordjs/proxy`): the
-   * bot's and the OAuth2 client's calls go to `${restProxyApiUrl}/v10/…`; users' bearer calls still
-   * go to `apiUrl`, since a proxy keyed by route would queue one user's limits behind another's.
+   * bot's calls go to `${restProxyApiUrl}/v10/…`. The OAuth2 client's and users' calls still go to
+   * `apiUrl`: each is a rate-limit identity of its own, which the proxy (one limiter for everything
+   * it carries) would count against the bot's global limit and queue by route (docs/platform.md).
    */
   restProxyApiUrl?: string | null;
   botToken: string;
@@ -129,10 +130,10 @@ export class PlatformHttp {
 
   constructor(private readonly options: PlatformHttpOptions) {
     this.invalidAnswers = options.budget ?? new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT);
-    const shared = options.restProxyApiUrl ?? options.apiUrl;
-    this.bot = this.manager(shared, true);
-    this.botOwnMember = this.manager(shared, true);
-    this.app = this.manager(shared, true);
+    const botApi = options.restProxyApiUrl ?? options.apiUrl;
+    this.bot = this.manager(botApi, true);
+    this.botOwnMember = this.manager(botApi, true);
+    this.app = this.manager(options.apiUrl, true);
   }
 
   async send(call: PlatformCall): Promise<PlatformAnswer> {

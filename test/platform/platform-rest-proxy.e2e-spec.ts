@@ -37,9 +37,9 @@ const platformCalls = (route: string, outcome: string): string =>
 const sortedUrls = (requests: { url: string }[]): string[] => requests.map((r) => r.url).sort();
 
 /**
- * With DISCORD_REST_PROXY_URL, the bot's and the OAuth2 client's calls go through the REST proxy
- * (the real `@discordjs/proxy`, in front of an emulator standing in for the platform); users'
- * bearer calls go straight to DISCORD_API_URL.
+ * With DISCORD_REST_PROXY_URL, the bot's calls go through the REST proxy (the real
+ * `@discordjs/proxy`, in front of an emulator standing in for the platform); the OAuth2 client's
+ * and users' calls go straight to DISCORD_API_URL.
  */
 describe('with a REST proxy (DISCORD_REST_PROXY_URL)', () => {
   const platform = useEmulator();
@@ -72,14 +72,14 @@ describe('with a REST proxy (DISCORD_REST_PROXY_URL)', () => {
     };
   }
 
-  /** Every call with the bot token or the client credentials went through the proxy, once. */
+  /** Every call with the bot token went through the proxy, once, and nothing else did. */
   function expectSharedCallsProxied(proxied: ProxiedRequest[], seen: EmulatedRequest[]): void {
-    const shared = seen.filter((r) => r.auth === 'bot' || r.route.startsWith('POST /oauth2/'));
-    expect(sortedUrls(proxied)).toEqual(sortedUrls(shared));
-    expect(proxied.map((r) => r.scheme)).not.toContain('Bearer');
+    const bot = seen.filter((r) => r.auth === 'bot');
+    expect(sortedUrls(proxied)).toEqual(sortedUrls(bot));
+    expect(new Set(proxied.map((r) => r.scheme))).toEqual(new Set(proxied.length ? ['Bot'] : []));
   }
 
-  it('exchanges the login code through the proxy and reads the user straight from the platform', async () => {
+  it('logs in straight with the platform: the code exchange and the user are no calls of the bot', async () => {
     const { proxied, seen } = watch();
     const token = await loginOn(t, platform());
     const guilds = await t
@@ -90,10 +90,8 @@ describe('with a REST proxy (DISCORD_REST_PROXY_URL)', () => {
     const listed = (guilds.body as { guilds: { id: string }[] }).guilds.map((g) => g.id);
     expect(listed).toContain(DEMO_IDS.community);
 
-    const client = proxied().filter((r) => r.scheme === 'Basic');
-    expect(client.map((r) => [r.method, r.url, r.status])).toEqual([
-      ['POST', '/api/v10/oauth2/token', 200],
-    ]);
+    expect(proxied().filter((r) => r.scheme !== 'Bot')).toEqual([]);
+    expect(seen().filter((r) => r.route === 'POST /oauth2/token')).toHaveLength(1);
     const bearer = seen().filter((r) => r.auth === 'bearer');
     expect(bearer.map((r) => r.route)).toEqual(['GET /users/@me', 'GET /users/@me/guilds']);
     expectSharedCallsProxied(proxied(), seen());
@@ -216,16 +214,22 @@ describe('with a REST proxy that is down', () => {
     expect(platform().requests.length).toBe(before);
   });
 
-  it('answers a login the same way: the code exchange needs the proxy', async () => {
+  it('still logs users in: a login makes no call of the bot', async () => {
     const before = platform().requests.length;
     const code = platform().issueCode({ userId: DEMO_IDS.demoUser, redirectUri: DEMO_REDIRECT });
     const res = await t
       .http()
       .post('/oauth2')
       .send({ code, redirect_uri: DEMO_REDIRECT })
-      .expect(500);
-    expect(res.body).toEqual(UNAVAILABLE);
-    expect(platform().requests.length).toBe(before);
+      .expect(200);
+    expect(res.body).toMatchObject({ token: expect.any(String) });
+    const calls = platform().requests.slice(before);
+    expect(calls.slice(0, 2).map((r) => [r.route, r.auth, r.status])).toEqual([
+      // Basic credentials are no bot or user token (the emulator files them as "invalid").
+      ['POST /oauth2/token', 'invalid', 200],
+      ['GET /users/@me', 'bearer', 200],
+    ]);
+    expect(calls.filter((r) => r.auth === 'bot')).toEqual([]);
   });
 });
 
