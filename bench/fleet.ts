@@ -628,7 +628,9 @@ function report(options: Options, reports: RunReport[]): string {
   );
   row('429 answers, global', (r) => String(limited(r).filter(isGlobal).length));
   row('429 answers, per route', (r) => String(limited(r).filter((x) => !isGlobal(x)).length));
-  row('invalid answers (against 10,000 per 10 min)', (r) => String(r.invalidAnswers));
+  row('invalid answers the platform counted (it bans at 10,000 in 10 min)', (r) =>
+    String(r.invalidAnswers),
+  );
   row('errors users saw', (r) => String(r.results.filter((x) => x.error !== null).length));
   row('run time', (r) => `${r.durationS.toFixed(0)} s`);
   for (const name of STEPS) {

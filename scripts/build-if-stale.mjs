@@ -13,13 +13,21 @@ const STAMP = join(ROOT, 'dist', '.built-at');
 /** What tsconfig.build.json compiles. */
 const SOURCES = ['src', 'scripts', 'bench', 'ormconfig.ts'];
 /** The build's settings and tools: a change to one of them is a change to what it makes. */
-const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package-lock.json'];
+const SETTINGS = [
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'nest-cli.json',
+  'package.json',
+  'package-lock.json',
+];
+/** What the build reads under SOURCES; anything else there (a benchmark's results) is no input. */
+const INPUT = /\.(ts|mts|cts|js|mjs|cjs|json)$/;
 
 /** When a file under `path` (tests aside) last changed, or one was added or deleted. */
 function lastChange(path) {
   const stat = statSync(path, { throwIfNoEntry: false });
   if (!stat) return 0;
-  if (!stat.isDirectory()) return stat.mtimeMs;
+  if (!stat.isDirectory()) return INPUT.test(path) ? stat.mtimeMs : 0;
   let last = stat.mtimeMs;
   for (const entry of readdirSync(path, { withFileTypes: true })) {
     if (entry.name.endsWith('.spec.ts')) continue;

@@ -80,8 +80,8 @@ export interface PlatformConfig {
   readonly apiUrl: string;
   /**
    * Base of the REST proxy that owns the bot token's rate limits (DISCORD_REST_PROXY_URL plus
-   * `/api`): calls with the bot token or the OAuth2 client credentials go to
-   * `${restProxyApiUrl}/v10/...`, users' bearer calls still to `apiUrl`. Null: all go to `apiUrl`,
+   * `/api`): calls with the bot token go to `${restProxyApiUrl}/v10/...`, the OAuth2 client's
+   * and users' bearer calls still to `apiUrl`. Null: all go to `apiUrl`,
    * as in demo mode, whose emulator is no shared platform (and a proxy would send the demo's
    * calls to Discord).
    */

@@ -86,6 +86,9 @@ class TrustProxyConstraint implements ValidatorConstraintInterface {
   }
 }
 
+const REST_PROXY_URL_MESSAGE =
+  'DISCORD_REST_PROXY_URL must be an http(s) URL of a REST proxy, without credentials, query or fragment, such as http://discord-proxy:8080';
+
 /**
  * The raw environment as the service accepts it. Names are the variables' own so that validation
  * messages name the variable; `loadConfig` turns this into the typed `AppConfig`.
@@ -206,11 +209,11 @@ export class EnvironmentSchema {
   @IsOptional()
   @IsUrl(
     { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
-    {
-      message:
-        'DISCORD_REST_PROXY_URL must be an http(s) URL of a REST proxy such as http://discord-proxy:8080',
-    },
+    { message: REST_PROXY_URL_MESSAGE },
   )
+  // The proxy takes the bot token: no credentials of its own (the HTTP client would drop them
+  // silently), and no query or fragment, which the platform's paths would be appended to.
+  @Matches(/^https?:\/\/[^/@?#\s]+(\/[^?#\s]*)?$/i, { message: REST_PROXY_URL_MESSAGE })
   DISCORD_REST_PROXY_URL?: string;
 
   @Transform(emptyToUndefined)

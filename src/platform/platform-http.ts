@@ -187,7 +187,7 @@ export class PlatformHttp {
       const text = await response.text();
       // Every route used answers 200 with a body; @discordjs/proxy answers an empty 200 when it
       // cannot reach the platform (it ends the answer, then fails).
-      if (response.status === 200 && text === '') {
+      if (response.status === 200 && text === '' && this.proxied(manager)) {
         state.failure = 'network_error';
         return { failure: 'empty answer, as a REST proxy gives when it cannot reach the platform' };
       }
@@ -285,13 +285,30 @@ export class PlatformHttp {
     await this.checkBudget(state?.label ?? url, state);
     const response = await DefaultRestOptions.makeRequest(url, init);
     const bytes = Buffer.from(await response.arrayBuffer());
-    if (countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
+    // A REST proxy's 429 is not counted: the proxy answers its own refusals (most of them, as it
+    // keeps the token within its limits) and the platform's alike, so counting them would let
+    // traffic the platform never saw spend the fleet's budget (docs/platform.md).
+    const proxy429 = response.status === 429 && this.viaProxy(url);
+    if (!proxy429 && countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
       this.invalidAnswers.record();
     }
     const answer = bufferedResponse(response, bytes);
     if (response.status !== 429) return answer;
     if (state) state.rateLimits += 1;
     return { ...answer, headers: this.withRetryAfter(response.headers, state) };
+  }
+
+  /** Whether a manager's calls go through the REST proxy. */
+  private proxied(manager: REST): boolean {
+    return (
+      Boolean(this.options.restProxyApiUrl) &&
+      (manager === this.bot || manager === this.botOwnMember)
+    );
+  }
+
+  private viaProxy(url: string): boolean {
+    const proxy = this.options.restProxyApiUrl;
+    return Boolean(proxy) && url.startsWith(`${proxy}/`);
   }
 
   /**

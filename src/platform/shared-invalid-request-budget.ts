@@ -100,6 +100,8 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
   private syncing: Promise<void> | null = null;
   /** The exchange that follows the running one, shared by everyone who asked meanwhile. */
   private queued: Promise<void> | null = null;
+  /** Shut down: no exchange starts any more. */
+  private closed = false;
   private readonly presence: NodeJS.Timeout;
 
   constructor(
@@ -144,14 +146,18 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
     return this.count() >= this.threshold();
   }
 
-  /** The count the decision is made on: the fleet's, or this instance's own while on its share. */
+  /**
+   * The count the decision is made on: the fleet's (never less than this instance's own, should
+   * Redis have lost its window), or this instance's own while on its share.
+   */
   count(): number {
-    return this.healthy ? this.fleetCount + this.sending + this.pending : this.own.count();
+    const own = this.own.count();
+    return this.healthy ? Math.max(this.fleetCount + this.sending + this.pending, own) : own;
   }
 
-  /** The fleet's limit, or this instance's share of it while Redis cannot be reached. */
+  /** The fleet's limit, or this instance's share of it (one at least) while Redis is away. */
   threshold(): number {
-    return this.healthy ? this.limit : Math.floor(this.limit / this.fleetSize);
+    return this.healthy ? this.limit : Math.max(1, Math.floor(this.limit / this.fleetSize));
   }
 
   /** Whether the count is the fleet's (Redis answered last time) rather than this instance's. */
@@ -162,7 +168,10 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.presence);
     this.redis.off('ready', this.rejoin);
-    await this.syncing;
+    // The last answers go with the exchanges under way; none starts after this, so the instance
+    // leaves the fleet's presence for good.
+    await (this.queued ?? this.syncing);
+    this.closed = true;
     if (this.redis.status !== 'ready') return;
     await this.redis.zrem(this.keys.instances, this.id).catch(() => undefined);
   }
@@ -172,6 +181,7 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
    * one runs share the next (which carries every answer recorded meanwhile).
    */
   private sync(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     if (!this.syncing) {
       this.syncing = this.exchange().finally(() => (this.syncing = null));
       return this.syncing;
@@ -222,7 +232,10 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
       if (this.healthy || !this.lost) {
         this.lost = true;
         this.logger.warn(
-          { reason: (error as Error).message, share: Math.floor(this.limit / this.fleetSize) },
+          {
+            reason: (error as Error).message,
+            share: Math.max(1, Math.floor(this.limit / this.fleetSize)),
+          },
           "Invalid-request budget: Redis cannot be reached; counting this instance's own answers against its share of the limit",
         );
       }

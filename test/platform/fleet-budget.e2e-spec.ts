@@ -118,6 +118,19 @@ describeWithRedis('the fleet’s invalid-request budget in Redis', () => {
     expect(a.count()).toBe(0);
   });
 
+  it("never counts fewer than this instance's own answers, should Redis lose the fleet's window", async () => {
+    const [a] = await fleet(2, { limit: 5, refreshMs: 0 });
+    recordOn(a.budget, 3);
+    expect(await settle([a.budget])).toEqual([false]);
+    // A Redis restarted without persistence: the window is gone, the platform still counts.
+    const keys = await a.client.keys('test:budget:*:platform:invalid-answers');
+    await a.client.del(...keys);
+    expect(await a.budget.spent()).toBe(false);
+    expect(a.budget.count()).toBe(3);
+    recordOn(a.budget, 2);
+    expect(await settle([a.budget])).toEqual([true]);
+  });
+
   describe('while Redis cannot be reached', () => {
     let proxy: TcpProxy;
     let url: string;
@@ -168,6 +181,23 @@ describeWithRedis('the fleet’s invalid-request budget in Redis', () => {
         5_000,
       );
       expect(a.threshold()).toBe(9);
+    });
+
+    it('keeps a share of one at least when the limit is smaller than the fleet', async () => {
+      const budgets = (await fleet(3, { limit: 2, refreshMs: 50 }, url)).map(
+        ({ budget }) => budget,
+      );
+      proxy.cut();
+      await sleep(60);
+      await eventually(
+        () => Promise.all(budgets.map((budget) => budget.spent().then(() => budget.shared()))),
+        (shared) => shared.every((known) => !known),
+        3_000,
+      );
+      expect(budgets.map((budget) => budget.threshold())).toEqual([1, 1, 1]);
+      expect(await budgets[0].spent()).toBe(false);
+      recordOn(budgets[0], 1);
+      expect(await budgets[0].spent()).toBe(true);
     });
   });
 });
