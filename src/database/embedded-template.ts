@@ -3,6 +3,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -56,21 +57,32 @@ export async function seedDataDirectory(directory: string): Promise<void> {
 
 async function prepareTemplate(): Promise<string> {
   const entry = require.resolve('@electric-sql/pglite');
-  const template = templateDirectory(entry);
-  if (existsSync(join(template, 'PG_VERSION'))) return template;
-  const partial = `${template}.partial-${process.pid}`;
-  mkdirSync(dirname(template), { recursive: true });
-  rmSync(partial, { recursive: true, force: true });
+  return buildDataDirectory(templateDirectory(entry), (directory) => initdb(entry, directory));
+}
+
+/**
+ * A data directory at `target`, made by `build` unless it is there already. It is built in a
+ * directory of its own beside `target` and renamed into place: an interrupted build leaves nothing
+ * half made, and processes building it at once each keep a whole one (another's is as good as
+ * ours). `build` is given a path that does not exist yet.
+ */
+export async function buildDataDirectory(
+  target: string,
+  build: (directory: string) => Promise<void>,
+): Promise<string> {
+  if (existsSync(join(target, 'PG_VERSION'))) return target;
+  mkdirSync(dirname(target), { recursive: true });
+  const work = mkdtempSync(`${target}.partial-`);
   try {
-    await initdb(entry, partial);
-    renameSync(partial, template);
+    const directory = join(work, 'pglite');
+    await build(directory);
+    renameSync(directory, target);
   } catch (error) {
-    // Another process may have prepared it meanwhile: theirs is as good as ours.
-    if (!existsSync(join(template, 'PG_VERSION'))) throw error;
+    if (!existsSync(join(target, 'PG_VERSION'))) throw error;
   } finally {
-    rmSync(partial, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
   }
-  return template;
+  return target;
 }
 
 async function initdb(entry: string, directory: string): Promise<void> {

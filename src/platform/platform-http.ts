@@ -187,7 +187,7 @@ export class PlatformHttp {
       const text = await response.text();
       // Every route used answers 200 with a body; @discordjs/proxy answers an empty 200 when it
       // cannot reach the platform (it ends the answer, then fails).
-      if (response.status === 200 && text === '' && this.proxied(manager)) {
+      if (response.status === 200 && text === '' && this.viaProxy(manager.options.api)) {
         state.failure = 'network_error';
         return { failure: 'empty answer, as a REST proxy gives when it cannot reach the platform' };
       }
@@ -258,7 +258,7 @@ export class PlatformHttp {
       // its default transport takes. The type checker sees two RequestInit types here; the linter,
       // resolving the web's from undici-types, sees one.
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
-      makeRequest: (url, init) => this.exchange(url, init as UndiciRequestInit),
+      makeRequest: (url, init) => this.exchange(url, init as UndiciRequestInit, this.viaProxy(api)),
       ...(longLived ? {} : { hashSweepInterval: 0, handlerSweepInterval: 0 }),
     });
   }
@@ -280,7 +280,11 @@ export class PlatformHttp {
    * One request on the wire, for the library: refused locally once the invalid-request budget is
    * spent, counted against it by its answer, and read whole before the timeout ends.
    */
-  private async exchange(url: string, init: UndiciRequestInit): Promise<ResponseLike> {
+  private async exchange(
+    url: string,
+    init: UndiciRequestInit,
+    viaProxy: boolean,
+  ): Promise<ResponseLike> {
     const state = this.calls.getStore();
     await this.checkBudget(state?.label ?? url, state);
     const response = await DefaultRestOptions.makeRequest(url, init);
@@ -288,7 +292,7 @@ export class PlatformHttp {
     // A REST proxy's 429 is not counted: the proxy answers its own refusals (most of them, as it
     // keeps the token within its limits) and the platform's alike, so counting them would let
     // traffic the platform never saw spend the fleet's budget (docs/platform.md).
-    const proxy429 = response.status === 429 && this.viaProxy(url);
+    const proxy429 = response.status === 429 && viaProxy;
     if (!proxy429 && countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
       this.invalidAnswers.record();
     }
@@ -298,17 +302,9 @@ export class PlatformHttp {
     return { ...answer, headers: this.withRetryAfter(response.headers, state) };
   }
 
-  /** Whether a manager's calls go through the REST proxy. */
-  private proxied(manager: REST): boolean {
-    return (
-      Boolean(this.options.restProxyApiUrl) &&
-      (manager === this.bot || manager === this.botOwnMember)
-    );
-  }
-
-  private viaProxy(url: string): boolean {
-    const proxy = this.options.restProxyApiUrl;
-    return Boolean(proxy) && url.startsWith(`${proxy}/`);
+  /** Whether a manager with this API base sends its calls through the REST proxy. */
+  private viaProxy(api: string | undefined): boolean {
+    return Boolean(this.options.restProxyApiUrl) && api === this.options.restProxyApiUrl;
   }
 
   /**

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres } from 'src/database/embedded-postgres';
-import { embeddedTemplate } from 'src/database/embedded-template';
+import { buildDataDirectory, embeddedTemplate } from 'src/database/embedded-template';
 
 const MIGRATIONS = join(__dirname, '..', '..', 'src', 'database', 'migrations');
 
@@ -27,12 +27,7 @@ export function migratedTemplate(): Promise<string> {
 async function prepare(): Promise<string> {
   const initialised = await embeddedTemplate();
   const target = `${initialised}-migrated-${migrationsKey(basename(initialised))}`;
-  if (existsSync(join(target, 'PG_VERSION'))) return target;
-  // Migrated in a directory of its own and renamed into place: an interrupted run leaves no
-  // half-migrated template, and test processes preparing it at once each keep a whole one.
-  const work = mkdtempSync(`${target}.partial-`);
-  try {
-    const directory = join(work, 'pglite');
+  return buildDataDirectory(target, async (directory) => {
     const server = await EmbeddedPostgres.start(directory);
     try {
       const dataSource = new DataSource(
@@ -47,15 +42,7 @@ async function prepare(): Promise<string> {
     } finally {
       await server.stop();
     }
-    try {
-      renameSync(directory, target);
-    } catch (error) {
-      if (!existsSync(join(target, 'PG_VERSION'))) throw error;
-    }
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-  return target;
+  });
 }
 
 function migrationsKey(template: string): string {
