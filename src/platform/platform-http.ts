@@ -13,12 +13,7 @@ import {
 } from '@discordjs/rest';
 import { Logger } from '@nestjs/common';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
-import { DEFAULT_INVALID_REQUEST_LIMIT } from 'src/config/app-config';
-import {
-  countsAsInvalid,
-  InvalidRequestBudget,
-  type InvalidAnswerBudget,
-} from 'src/platform/invalid-request-budget';
+import { countsAsInvalid, type InvalidAnswerBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
 
@@ -48,9 +43,9 @@ export interface PlatformHttpOptions {
   /**
    * Counts invalid answers (401, 403, 429) and stops calls, refused locally, before the platform's
    * own limit (10,000 in ten minutes, then an hour's ban of the address) is reached: the fleet's
-   * in Redis, or by default this instance's own at DEFAULT_INVALID_REQUEST_LIMIT.
+   * in Redis, or this instance's own.
    */
-  budget?: InvalidAnswerBudget;
+  budget: InvalidAnswerBudget;
   /** Where each call's route, outcome and duration are counted. */
   metrics?: Metrics;
 }
@@ -129,7 +124,7 @@ export class PlatformHttp {
   private readonly app: REST;
 
   constructor(private readonly options: PlatformHttpOptions) {
-    this.invalidAnswers = options.budget ?? new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT);
+    this.invalidAnswers = options.budget;
     const botApi = options.restProxyApiUrl ?? options.apiUrl;
     this.bot = this.manager(botApi, true);
     this.botOwnMember = this.manager(botApi, true);

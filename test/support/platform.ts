@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { DEFAULT_INVALID_REQUEST_LIMIT } from 'src/config/app-config';
+import { InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { PlatformHttp, type PlatformHttpOptions } from 'src/platform/platform-http';
 import { PlatformClient } from 'src/platform/platform.client';
 import { faultsOf } from 'test/support/emulator-faults';
@@ -23,6 +25,7 @@ export function clientFor(
     rateLimitRetries: 3,
     maxRateLimitWaitMs: 5_000,
     backoffMs: 20,
+    budget: new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT),
     ...overrides,
   });
   return new PlatformClient(http, DEMO_SEED.application.id);
