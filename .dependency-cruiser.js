@@ -37,7 +37,7 @@ const PUBLIC_API = {
     'platform-connection',
     'emulator/emulator.state',
   ],
-  'bot-guilds': ['bot-guilds.module', 'bot-membership.service'],
+  'bot-guilds': ['bot-guilds.module', 'bot-membership.service', 'guild-state/guild-state.service'],
   guilds: [
     'guilds.module',
     'guild-access.service',

@@ -128,7 +128,8 @@ function withBodyLimit(document: OpenAPIObject): OpenAPIObject {
           'application/json': {
             schema: { $ref: getSchemaPath(ErrorResponseDto) },
             example: {
-              message: 'Request body is too large (the limit is 100 KiB)',
+              message:
+                'Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)',
               code: 'BadRequest',
             },
           },

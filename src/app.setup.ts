@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { AppModule } from 'src/app.module';
 import { prepareSessionRequests } from 'src/auth/session-request';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
+import { applyRouteBodyLimits } from 'src/common/http/body-limit';
 import { registerCorsPreflight, withCorsHeaders } from 'src/common/http/cors';
 import { registerJsonBodyParser } from 'src/common/validation/json-body';
 import { registerQueryTextCheck } from 'src/common/validation/query-text';
@@ -103,6 +104,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   // The HTTP service only (not the CLI, which shares the modules): tokens valid before a restart
   // pass an address refused for failed authentications.
   fastify.addHook('onReady', () => app.get(SessionsService).loadKnownTokens());
+  // Routes declared with `@BodyLimit` take their own; every other keeps the adapter's.
+  applyRouteBodyLimits(fastify);
   // JSON only: any other content type is refused (415, rendered as BadRequest).
   fastify.removeContentTypeParser('text/plain');
   // Nesting is capped before parsing: 30,000 levels would overflow the validators' stack.

@@ -1,4 +1,5 @@
-// A minimal discord.js v14 bot that keeps the Bot Management Service told which guilds it is in.
+// A minimal discord.js v14 bot that keeps the Bot Management Service told which guilds it is in
+// (membership.ts) and what it sees there (guild-state.ts).
 //
 //   BMS_URL=https://bms.example BMS_TOKEN=ara_… DISCORD_TOKEN=… <your TypeScript runner> bot.ts
 //
@@ -8,7 +9,8 @@
 // `@bot-management-service/bot-reporter`.
 
 import { Client, GatewayIntentBits } from 'discord.js';
-import { createMembershipReporter } from 'clients/bot-reporter/src';
+import { createGuildStateReporter, createMembershipReporter } from 'clients/bot-reporter/src';
+import { fullStateFrom, reportGuildState } from './guild-state';
 import { reportMembership } from './membership';
 
 function requiredEnv(name: string): string {
@@ -20,21 +22,34 @@ function requiredEnv(name: string): string {
   return value;
 }
 
-const reporter = createMembershipReporter({
-  baseUrl: process.env.BMS_URL ?? 'http://localhost:3000',
-  token: requiredEnv('BMS_TOKEN'),
+// Guilds is the one intent both feeds need: it brings READY's guild list, GUILD_CREATE and
+// GUILD_DELETE, the role, channel and thread events, and the bot's own GUILD_MEMBER_UPDATE.
+const client = new Client({ intents: [GatewayIntentBits.Guilds] });
+
+const baseUrl = process.env.BMS_URL ?? 'http://localhost:3000';
+const token = requiredEnv('BMS_TOKEN');
+const membership = createMembershipReporter({
+  baseUrl,
+  token,
   onError: (error) => console.error(`membership feed: ${error.message}`),
 });
-
-// Guilds is the one intent the feed needs: it brings READY's guild list, GUILD_CREATE and
-// GUILD_DELETE.
-const client = new Client({ intents: [GatewayIntentBits.Guilds] });
-reportMembership(client, reporter);
+const guildState = createGuildStateReporter({
+  baseUrl,
+  token,
+  // The service's resyncs are answered from discord.js's cache.
+  fullState: fullStateFrom(client),
+  onError: (error) => console.error(`guild-state feed: ${error.kind}: ${error.message}`),
+});
+reportMembership(client, membership);
+reportGuildState(client, guildState);
 
 async function shutdown(): Promise<void> {
-  // The client first, so that no event arrives after the reporter's last flush.
+  // The client first, so that no event arrives after the reporters' last flush.
   await client.destroy();
-  await reporter.close().catch((error: unknown) => console.error('last flush failed:', error));
+  const closing = [membership.close(), guildState.close()];
+  for (const result of await Promise.allSettled(closing)) {
+    if (result.status === 'rejected') console.error('last flush failed:', result.reason);
+  }
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -44,5 +59,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 client.login(requiredEnv('DISCORD_TOKEN')).catch((error: unknown) => {
   console.error('login failed:', error);
   process.exitCode = 1;
-  void reporter.close();
+  void membership.close();
+  void guildState.close();
 });

@@ -127,6 +127,72 @@ describe('GrantService', () => {
     expect((await stored())?.grantState).toBe('active');
   });
 
+  describe('withScopedAccessToken', () => {
+    const SCOPE = 'guilds.members.read';
+    const storeWith = async (scope: string, expiresIn = 3600): Promise<void> => {
+      await harness.service.store(
+        USER,
+        { ...grant('access-1', 'refresh-1', expiresIn), scope },
+        database.dataSource.manager,
+      );
+    };
+    let harness: Harness;
+    beforeEach(async () => {
+      harness = await setUp();
+    });
+
+    it('calls with the access token of a grant carrying the scope', async () => {
+      await storeWith(`identify guilds ${SCOPE}`);
+      const call = jest.fn((token: string) => Promise.resolve(`read with ${token}`));
+      await expect(harness.service.withScopedAccessToken(USER, SCOPE, call)).resolves.toBe(
+        'read with access-1',
+      );
+    });
+
+    it('answers undefined without calling when the grant lacks the scope, or there is none', async () => {
+      const call = jest.fn(() => Promise.resolve('read'));
+      await expect(
+        harness.service.withScopedAccessToken(USER, SCOPE, call),
+      ).resolves.toBeUndefined();
+      await storeWith('identify guilds');
+      await expect(
+        harness.service.withScopedAccessToken(USER, SCOPE, call),
+      ).resolves.toBeUndefined();
+      expect(call).not.toHaveBeenCalled();
+      expect(harness.platform.refreshGrant).not.toHaveBeenCalled();
+    });
+
+    it('answers undefined for a grant the platform will not refresh, and retires it', async () => {
+      await storeWith(SCOPE, 0);
+      harness.platform.refreshGrant.mockRejectedValue(new OAuth2GrantError('invalid_grant'));
+      const call = jest.fn(() => Promise.resolve('read'));
+      await expect(
+        harness.service.withScopedAccessToken(USER, SCOPE, call),
+      ).resolves.toBeUndefined();
+      expect(call).not.toHaveBeenCalled();
+      expect((await harness.stored())?.grantState).toBe('dead');
+    });
+
+    it('retires the grant and answers undefined when the platform refuses the token', async () => {
+      await storeWith(SCOPE);
+      const call = jest.fn(() => Promise.reject(new PlatformUnauthorizedError()));
+      await expect(
+        harness.service.withScopedAccessToken(USER, SCOPE, call),
+      ).resolves.toBeUndefined();
+      expect((await harness.stored())?.grantState).toBe('dead');
+    });
+
+    it('passes other failures of the call through, keeping the grant', async () => {
+      await storeWith(SCOPE);
+      await expect(
+        harness.service.withScopedAccessToken(USER, SCOPE, () =>
+          Promise.reject(new Error('timeout')),
+        ),
+      ).rejects.toThrow('timeout');
+      expect((await harness.stored())?.grantState).toBe('active');
+    });
+  });
+
   it('refuses a user without a grant', async () => {
     const { service } = await setUp();
     await expect(service.accessTokenFor(USER)).rejects.toMatchObject({ code: 'Restricted' });

@@ -23,6 +23,13 @@ const LOCK_TTL_MS = 15_000;
 const LOCK_WAIT_MS = 15_000;
 const LOCK_POLL_MS = 100;
 
+/**
+ * The scope that lets a user's own token read the user's member in a guild
+ * (`GET /users/@me/guilds/{id}/member`). Dashboards request it; a login may lack it
+ * (docs/authentication.md).
+ */
+export const MEMBER_READ_SCOPE = 'guilds.members.read';
+
 const RELOGIN_MESSAGE = 'Your Discord authorization has expired or was revoked; log in again';
 
 /**
@@ -64,9 +71,7 @@ export class GrantService {
    * Throws 403 `Restricted` ("log in again") when the user has no usable grant.
    */
   async accessTokenFor(userId: string): Promise<string> {
-    const current = await this.validAccessToken(userId);
-    if (current) return current;
-    return this.refreshing.run(userId, () => this.refreshWithLock(userId));
+    return this.accessTokenOf(userId, await this.findUser(userId));
   }
 
   /**
@@ -84,6 +89,37 @@ export class GrantService {
     }
   }
 
+  /**
+   * As `withAccessToken`, for a call the user's token is one way among others to make: undefined
+   * instead of 403 when the user holds no live grant carrying `scope` (none: a user known only
+   * from an API token, or whose logins have all ended; a dead one; one without the scope; one the
+   * platform will not refresh, which is retired) or when the platform refuses the token during the
+   * call (the grant is retired, as `withAccessToken` does). Other failures pass through.
+   */
+  async withScopedAccessToken<T>(
+    userId: string,
+    scope: string,
+    call: (accessToken: string) => Promise<T>,
+  ): Promise<T | undefined> {
+    const user = await this.findUser(userId);
+    if (!user || !hasGrant(user) || !user.grantScopes?.split(' ').includes(scope)) return undefined;
+    let accessToken: string;
+    try {
+      accessToken = await this.accessTokenOf(userId, user);
+    } catch (error) {
+      // The refresh was refused (the grant is retired now), or another instance retired it.
+      if (error instanceof AppException && error.code === ErrorCode.Restricted) return undefined;
+      throw error;
+    }
+    try {
+      return await call(accessToken);
+    } catch (error) {
+      if (!(error instanceof PlatformUnauthorizedError)) throw error;
+      await this.retire(userId);
+      return undefined;
+    }
+  }
+
   /** Revokes the user's grant at the platform (best effort) and forgets it. */
   async revoke(userId: string): Promise<void> {
     const user = await this.users.findOne({ where: { id: userId } });
@@ -98,11 +134,20 @@ export class GrantService {
     await this.retire(userId);
   }
 
-  private async validAccessToken(userId: string): Promise<string | null> {
-    const user = await this.users.findOne({ where: { id: userId } });
-    if (!user?.grantAccessToken || !user.grantRefreshToken || user.grantState === 'dead') {
-      throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
-    }
+  private findUser(userId: string): Promise<UserEntity | null> {
+    return this.users.findOne({ where: { id: userId } });
+  }
+
+  /** The user's valid access token, refreshed first (once for all callers) if it has expired. */
+  private async accessTokenOf(userId: string, user: UserEntity | null): Promise<string> {
+    const current = this.validAccessToken(userId, user);
+    if (current) return current;
+    return this.refreshing.run(userId, () => this.refreshWithLock(userId));
+  }
+
+  /** The stored access token while it is valid, null once it expires; throws without a grant. */
+  private validAccessToken(userId: string, user: UserEntity | null): string | null {
+    if (!user || !hasGrant(user)) throw new AppException(ErrorCode.Restricted, RELOGIN_MESSAGE);
     if ((user.grantExpiresAt?.getTime() ?? 0) - REFRESH_MARGIN_MS <= this.clock.nowMs())
       return null;
     return this.cipher.decrypt(user.grantAccessToken, `${userId}:access`);
@@ -112,7 +157,7 @@ export class GrantService {
     const release = await this.lock(userId);
     try {
       // Another instance may have refreshed while this one waited for the lock.
-      const fresh = await this.validAccessToken(userId);
+      const fresh = this.validAccessToken(userId, await this.findUser(userId));
       if (fresh) return fresh;
       return await this.refresh(userId);
     } finally {
@@ -174,4 +219,13 @@ export class GrantService {
       return () => Promise.resolve();
     }
   }
+}
+
+/** A user holding a grant that may be used (refreshed first if it has expired). */
+type WithGrant = UserEntity & { grantAccessToken: Buffer; grantRefreshToken: Buffer };
+
+function hasGrant(user: UserEntity): user is WithGrant {
+  return (
+    user.grantAccessToken !== null && user.grantRefreshToken !== null && user.grantState !== 'dead'
+  );
 }

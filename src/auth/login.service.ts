@@ -13,6 +13,11 @@ import { PlatformClient } from 'src/platform/platform.client';
 import type { OAuth2Grant } from 'src/platform/platform.types';
 import { SessionsService, type IssuedSession } from 'src/sessions/sessions.service';
 
+/**
+ * A login must grant these. Dashboards also request `guilds.members.read` (MEMBER_READ_SCOPE), which
+ * is optional: the grant's scopes are stored as granted, and its absence only means the user's own
+ * member is read with the bot token (docs/authentication.md).
+ */
 const REQUIRED_SCOPES = ['identify', 'guilds'];
 
 export interface Login {

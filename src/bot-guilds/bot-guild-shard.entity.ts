@@ -24,6 +24,22 @@ export class BotGuildShardEntity {
   @Column({ name: 'reported_at', type: 'timestamptz' })
   reportedAt!: Date;
 
+  /** The guild-state feed's current report stream of the shard (docs/guild-state.md). */
+  @Column({ name: 'stream_id', type: 'varchar', length: 64, nullable: true })
+  streamId!: string | null;
+
+  /** When that stream started (the bot's clock): an older stream's reports are refused. */
+  @Column({ name: 'stream_started_at', type: 'timestamptz', nullable: true })
+  streamStartedAt!: Date | null;
+
+  /** The last report of the stream applied. */
+  @Column({ name: 'stream_seq', type: 'bigint', default: 0, transformer: safeInteger })
+  streamSeq!: number;
+
+  /** Reports of the stream were missed: its guild states are not used until it is filled. */
+  @Column({ name: 'stream_gap', type: 'boolean', default: false })
+  streamGap!: boolean;
+
   @Column({ type: 'bigint', transformer: safeInteger })
   version!: number;
 }

@@ -1,9 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { AppException } from 'src/common/errors/app.exception';
-import { ErrorCode } from 'src/common/errors/error-code';
 import { Clock } from 'src/common/time/clock';
 import { AppConfig } from 'src/config/app-config';
+import { invalidReport, MAX_REPORT_AGE_MS, reportTime, shardOf } from 'src/bot-guilds/report-time';
 import { BotGuildsRepository, type GuildReport } from 'src/bot-guilds/bot-guilds.repository';
 import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import type {
@@ -13,17 +12,6 @@ import type {
   GuildSnapshotDto,
   SnapshotReceiptDto,
 } from 'src/bot-guilds/dto/bot-guilds.dto';
-
-/** Reports may be this far ahead of the service's clock (the bot's clock may run ahead a little). */
-const MAX_AHEAD_MS = 5 * 60_000;
-/**
- * Reports older than this are refused, and left guilds are forgotten after it: no report can then
- * bring back a guild left after it.
- */
-export const MAX_REPORT_AGE_MS = 7 * 24 * 3_600_000;
-const MAX_REPORT_AGE_TEXT = '7 days';
-/** A date, a time and an offset: `2026-11-26T15:00:00.000Z`, `2026-11-26T16:00:00+01:00`. */
-const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * The bot's reports of where it is (docs/bot-membership.md): snapshots per shard and joins and
@@ -48,20 +36,20 @@ export class BotGuildsFeedService {
    * not list are left (unless a newer join says otherwise).
    */
   async snapshot(shardId: number, body: GuildSnapshotDto): Promise<SnapshotReceiptDto> {
-    const at = this.reportTime('snapshot_at', body.snapshot_at);
+    const at = reportTime('snapshot_at', body.snapshot_at, this.clock.nowMs());
     if (shardId >= body.shard_count) {
-      throw invalid('shard_count', `shard_count must be above the shard id (${shardId})`);
+      throw invalidReport('shard_count', `shard_count must be above the shard id (${shardId})`);
     }
     const ids = [...new Set(body.guild_ids)];
     if (ids.length > body.total) {
-      throw invalid(
+      throw invalidReport(
         'guild_ids',
         `guild_ids holds ${ids.length} ids, more than total (${body.total})`,
       );
     }
     const elsewhere = ids.find((id) => shardOf(id, body.shard_count) !== shardId);
     if (elsewhere !== undefined) {
-      throw invalid(
+      throw invalidReport(
         'guild_ids',
         `guild ${elsewhere} belongs to shard ${shardOf(elsewhere, body.shard_count)} of ${body.shard_count}, not ${shardId}`,
       );
@@ -70,7 +58,7 @@ export class BotGuildsFeedService {
       await tx.listInSnapshot(shardId, at, ids);
       const count = await tx.countListed(shardId, at);
       if (count > body.total) {
-        throw invalid(
+        throw invalidReport(
           'total',
           `the parts of this snapshot hold ${count} ids, more than total (${body.total}); send the whole snapshot again with a new snapshot_at`,
         );
@@ -98,17 +86,22 @@ export class BotGuildsFeedService {
   async events(shardId: number, body: GuildEventsDto): Promise<GuildEventsReceiptDto> {
     const { shardCount } = this.membership.view();
     if (shardCount !== null && shardId >= shardCount) {
-      throw invalid('shard_id', `shard ${shardId} is not one of the bot's ${shardCount} shards`);
+      throw invalidReport(
+        'shard_id',
+        `shard ${shardId} is not one of the bot's ${shardCount} shards`,
+      );
     }
     const newest = new Map<string, GuildReport>();
     body.events.forEach((event, i) => {
       if (shardCount !== null && shardOf(event.guild_id, shardCount) !== shardId) {
-        throw invalid(
+        throw invalidReport(
           `events[${i}].guild_id`,
           `guild ${event.guild_id} belongs to shard ${shardOf(event.guild_id, shardCount)} of ${shardCount}, not ${shardId}`,
         );
       }
-      const at = this.reportTime(`events[${i}].at`, event.at, { tooOld: 'ignore' });
+      const at = reportTime(`events[${i}].at`, event.at, this.clock.nowMs(), {
+        tooOld: 'ignore',
+      });
       // Older than anything remembered: it could only undo a newer leave, so it is ignored.
       if (at === null) return;
       const held = newest.get(event.guild_id);
@@ -163,41 +156,4 @@ export class BotGuildsFeedService {
       this.logger.warn({ reason: (error as Error).message }, 'Could not purge left guilds');
     }
   }
-
-  /**
-   * A report's time: not far ahead of this clock, and not older than what is remembered (refused,
-   * or null with `tooOld: 'ignore'`).
-   */
-  private reportTime(field: string, value: string): Date;
-  private reportTime(field: string, value: string, options: { tooOld: 'ignore' }): Date | null;
-  private reportTime(field: string, value: string, options?: { tooOld: 'ignore' }): Date | null {
-    const at = new Date(value);
-    const now = this.clock.nowMs();
-    // A time without its offset would be read in the service's own time zone.
-    if (Number.isNaN(at.getTime()) || !WITH_OFFSET.test(value)) {
-      throw invalid(
-        field,
-        `${field} must be an ISO 8601 date and time with its offset (Z or ±hh:mm)`,
-      );
-    }
-    if (at.getTime() > now + MAX_AHEAD_MS) {
-      throw invalid(field, `${field} is more than 5 minutes ahead of the service's clock`);
-    }
-    if (at.getTime() < now - MAX_REPORT_AGE_MS) {
-      if (options?.tooOld === 'ignore') return null;
-      throw invalid(field, `${field} is more than ${MAX_REPORT_AGE_TEXT} old`);
-    }
-    return at;
-  }
-}
-
-/** The platform's rule: a guild's shard is its id's timestamp bits modulo the shard count. */
-export function shardOf(guildId: string, shardCount: number): number {
-  return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
-}
-
-function invalid(field: string, message: string): AppException {
-  return new AppException(ErrorCode.BadRequest, `Invalid request: ${message}`, [
-    { field, message },
-  ]);
 }

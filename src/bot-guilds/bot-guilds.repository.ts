@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
 
 /** A guild's newest state in one batch of reports. */
 export interface GuildReport {
@@ -22,6 +23,9 @@ export interface ShardState {
   shardCount: number | null;
   snapshotAt: Date | null;
   reportedAt: Date;
+  /** The guild-state feed's current stream of the shard, and whether it has a gap. */
+  streamId: string | null;
+  streamGap: boolean;
   version: number;
 }
 
@@ -39,7 +43,12 @@ const NEWER_SNAPSHOT = `SELECT 1 FROM bot_guild_shards newer
 
 /** The feed's writes, inside one transaction holding the feed's lock. */
 export class FeedTransaction {
-  constructor(private readonly manager: EntityManager) {}
+  /** The guild-state feed's writes, in the same transaction: a guild that leaves loses its state. */
+  readonly states: GuildStateWrites;
+
+  constructor(private readonly manager: EntityManager) {
+    this.states = new GuildStateWrites(manager);
+  }
 
   /**
    * Marks `guildIds` as listed by the shard's snapshot taken at `snapshotAt`: present, unless a
@@ -87,6 +96,7 @@ export class FeedTransaction {
          AND NOT EXISTS (${NEWER_SNAPSHOT})`,
       [shardId, snapshotAt, shardCount],
     );
+    await this.states.dropNotPresent();
   }
 
   /**
@@ -116,7 +126,10 @@ export class FeedTransaction {
         reports.map((r) => r.at),
       ],
     );
-    return rows.map((row) => row.guild_id);
+    const applied = rows.map((row) => row.guild_id);
+    const left = new Set(reports.filter((r) => !r.present).map((r) => r.guildId));
+    await this.states.dropNotPresent(applied.filter((id) => left.has(id)));
+    return applied;
   }
 
   /**
@@ -132,6 +145,7 @@ export class FeedTransaction {
        ) SELECT count(*)::int AS count FROM left_guild`,
       [guildId, at],
     );
+    if (row.count > 0) await this.states.dropNotPresent([guildId]);
     return row.count > 0;
   }
 
@@ -198,10 +212,13 @@ export class BotGuildsRepository {
         shard_count: number | null;
         snapshot_at: Date | string | null;
         reported_at: Date | string;
+        stream_id: string | null;
+        stream_gap: boolean;
         version: string;
       }[]
     >(
-      `SELECT shard_id, shard_count, snapshot_at, reported_at, version FROM bot_guild_shards
+      `SELECT shard_id, shard_count, snapshot_at, reported_at, stream_id, stream_gap, version
+       FROM bot_guild_shards
        WHERE version > $1 ORDER BY version`,
       [version],
     );
@@ -210,6 +227,8 @@ export class BotGuildsRepository {
       shardCount: row.shard_count,
       snapshotAt: row.snapshot_at === null ? null : new Date(row.snapshot_at),
       reportedAt: new Date(row.reported_at),
+      streamId: row.stream_id,
+      streamGap: row.stream_gap,
       version: Number(row.version),
     }));
   }

@@ -35,6 +35,15 @@ interface Checked {
   in: boolean;
 }
 
+/**
+ * What follows the feed's changes on every instance beside the membership set (the guild-state
+ * feed): told of each guild that left, and asked to read its own changes after each read.
+ */
+export interface FeedFollower {
+  left(guildId: string): void;
+  sync(initial: boolean): Promise<void>;
+}
+
 /** What the feed holds of every shard, as this instance last read it. */
 export interface FeedView {
   live: boolean;
@@ -66,6 +75,7 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   private syncAgain = false;
   private poller: NodeJS.Timeout | null = null;
   private readonly checks = new SingleFlight<boolean>();
+  private readonly followers: FeedFollower[] = [];
 
   constructor(
     private readonly repository: BotGuildsRepository,
@@ -93,6 +103,21 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   onApplicationShutdown(): void {
     this.closing = true;
     if (this.poller) clearInterval(this.poller);
+  }
+
+  /** `follower` reads its changes with every read of the feed's (registered before the first). */
+  follow(follower: FeedFollower): void {
+    this.followers.push(follower);
+  }
+
+  /** Whether the feed holds the guild as present (whether or not the feed is live). */
+  holds(guildId: string): boolean {
+    return this.present.has(guildId);
+  }
+
+  /** Guilds the feed holds as present. */
+  presentGuilds(): ReadonlySet<string> {
+    return this.present;
   }
 
   /** The feed as this instance holds it. */
@@ -219,6 +244,7 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
           this.present.add(row.guildId);
         } else {
           this.present.delete(row.guildId);
+          for (const follower of this.followers) follower.left(row.guildId);
         }
         this.guildVersion = row.version;
       }
@@ -226,6 +252,7 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
       await Promise.all(joined.map((guildId) => this.platform.forgetRefusal(guildId)));
       if (rows.length < SYNC_PAGE) break;
     }
+    for (const follower of this.followers) await follower.sync(initial);
     const shards = await this.repository.shardChangesAfter(this.shardVersion);
     for (const shard of shards) {
       this.shards.set(shard.shardId, shard);

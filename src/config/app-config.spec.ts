@@ -48,6 +48,9 @@ describe('loadConfig', () => {
       cacheTtlSeconds: 5,
       userGuildsCacheTtlSeconds: 300,
       botFeedStaleAfterSeconds: 120,
+      guildStateFeed: true,
+      guildStateMaxAgeSeconds: 600,
+      guildStateCacheBytes: 64 * 1_048_576,
       emulatorRateLimits: false,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
@@ -103,6 +106,9 @@ describe('loadConfig', () => {
       RATE_LIMIT_GUILDS_REFRESH: '1/600',
       USER_GUILDS_CACHE_TTL: '600',
       BOT_FEED_STALE_AFTER: '300',
+      GUILD_STATE_FEED: 'false',
+      GUILD_STATE_MAX_AGE: '60',
+      GUILD_STATE_CACHE_MB: '16',
       EMULATOR_RATE_LIMITS: 'yes',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
@@ -142,6 +148,9 @@ describe('loadConfig', () => {
       cacheTtlSeconds: 30,
       userGuildsCacheTtlSeconds: 600,
       botFeedStaleAfterSeconds: 300,
+      guildStateFeed: false,
+      guildStateMaxAgeSeconds: 60,
+      guildStateCacheBytes: 16 * 1_048_576,
       emulatorRateLimits: true,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
@@ -238,6 +247,11 @@ describe('loadConfig', () => {
     ['BOT_FEED_STALE_AFTER', '9'],
     ['BOT_FEED_STALE_AFTER', '3601'],
     ['BOT_FEED_STALE_AFTER', 'soon'],
+    ['GUILD_STATE_FEED', 'maybe'],
+    ['GUILD_STATE_MAX_AGE', '9'],
+    ['GUILD_STATE_MAX_AGE', '86401'],
+    ['GUILD_STATE_CACHE_MB', '0'],
+    ['GUILD_STATE_CACHE_MB', '4097'],
     ['EMULATOR_RATE_LIMITS', 'sometimes'],
     ['RATE_LIMIT_ANONYMOUS', '60'],
     ['RATE_LIMIT_ANONYMOUS', '0/60'],

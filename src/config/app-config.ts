@@ -107,6 +107,19 @@ export interface PlatformConfig {
    * (docs/bot-membership.md); otherwise ids it lacks are checked with the platform.
    */
   readonly botFeedStaleAfterSeconds: number;
+  /**
+   * Per-guild routes read a guild from the bot's guild-state feed while it is live
+   * (docs/guild-state.md); false: always from the platform (GUILD_STATE_FEED).
+   */
+  readonly guildStateFeed: boolean;
+  /**
+   * A guild's fed state is used while its shard has reported within this time, so a bot that
+   * restarts or loses its connection for a while does not send every guild open to the platform
+   * at once; past it, the platform (GUILD_STATE_MAX_AGE).
+   */
+  readonly guildStateMaxAgeSeconds: number;
+  /** Memory for guild states held per instance, in bytes of their JSON (GUILD_STATE_CACHE_MB). */
+  readonly guildStateCacheBytes: number;
   /** Demo mode: the emulator enforces the platform's rate limits (EMULATOR_RATE_LIMITS). */
   readonly emulatorRateLimits: boolean;
 }
@@ -203,6 +216,9 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
       userGuildsCacheTtlSeconds: env.USER_GUILDS_CACHE_TTL ?? 300,
       botFeedStaleAfterSeconds: env.BOT_FEED_STALE_AFTER ?? 120,
+      guildStateFeed: env.GUILD_STATE_FEED ?? true,
+      guildStateMaxAgeSeconds: env.GUILD_STATE_MAX_AGE ?? 600,
+      guildStateCacheBytes: (env.GUILD_STATE_CACHE_MB ?? 64) * 1_048_576,
       emulatorRateLimits: env.EMULATOR_RATE_LIMITS ?? false,
     },
     oauth2: {

@@ -279,6 +279,27 @@ export class EnvironmentSchema {
 
   @Transform(toBoolean)
   @IsOptional()
+  @IsBoolean({ message: 'GUILD_STATE_FEED must be true or false' })
+  GUILD_STATE_FEED?: boolean;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'GUILD_STATE_MAX_AGE must be a whole number of seconds from 10 to 86400' })
+  @Min(10, { message: 'GUILD_STATE_MAX_AGE must be a whole number of seconds from 10 to 86400' })
+  @Max(86_400, {
+    message: 'GUILD_STATE_MAX_AGE must be a whole number of seconds from 10 to 86400',
+  })
+  GUILD_STATE_MAX_AGE?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
+  @IsInt({ message: 'GUILD_STATE_CACHE_MB must be a whole number of MiB from 1 to 4096' })
+  @Min(1, { message: 'GUILD_STATE_CACHE_MB must be a whole number of MiB from 1 to 4096' })
+  @Max(4_096, { message: 'GUILD_STATE_CACHE_MB must be a whole number of MiB from 1 to 4096' })
+  GUILD_STATE_CACHE_MB?: number;
+
+  @Transform(toBoolean)
+  @IsOptional()
   @IsBoolean({ message: 'EMULATOR_RATE_LIMITS must be true or false' })
   EMULATOR_RATE_LIMITS?: boolean;
 

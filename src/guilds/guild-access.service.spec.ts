@@ -4,8 +4,10 @@ import {
   type APIGuildMember,
 } from 'discord-api-types/v10';
 import type { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+import type { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.service';
 import type { Clock } from 'src/common/time/clock';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
+import type { UserMemberService } from 'src/guilds/user-member.service';
 import { type GuildChannel } from 'src/guilds/guild-context';
 import { isThread } from 'src/guilds/platform-permissions';
 import type { PlatformService } from 'src/platform/platform.service';
@@ -76,7 +78,13 @@ function service(
   } as unknown as PlatformService;
   const time = typeof now === 'string' ? (): string => now : now;
   const clock: Clock = { now: () => new Date(time()), nowMs: () => Date.parse(time()) };
-  return new GuildAccessService(platform, membership, clock);
+  // No live guild state: the platform path (the fed path is tested end to end).
+  const guildStates = { live: () => Promise.resolve(undefined) } as unknown as GuildStateService;
+  // A session without a usable grant: the caller's member is read with the bot token.
+  const userMembers = {
+    ownMember: () => Promise.resolve(undefined),
+  } as unknown as UserMemberService;
+  return new GuildAccessService(platform, membership, guildStates, userMembers, clock);
 }
 
 describe('GuildAccessService', () => {

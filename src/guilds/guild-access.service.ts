@@ -13,8 +13,13 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildContext, type MemberAccess, type MemberGuildAccess } from 'src/guilds/guild-context';
 import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+import {
+  GuildStateService,
+  type LiveGuildState,
+} from 'src/bot-guilds/guild-state/guild-state.service';
 import { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
+import { UserMemberService } from 'src/guilds/user-member.service';
 
 const CONTEXT_REUSE_MS = 1_000;
 const BOT_NOT_IN_GUILD = 'The bot is not in this guild';
@@ -38,6 +43,8 @@ export class GuildAccessService {
   constructor(
     private readonly platform: PlatformService,
     private readonly membership: BotMembershipService,
+    private readonly guildStates: GuildStateService,
+    private readonly userMembers: UserMemberService,
     private readonly clock: Clock,
   ) {}
 
@@ -61,7 +68,11 @@ export class GuildAccessService {
     return { context, user };
   }
 
-  /** As `forMember`, with null for a user who is not a member. */
+  /**
+   * As `forMember`, with null for a user who is not a member. `userId` is the caller: their member
+   * is read with their own token where their login allows it (UserMemberService), so a guild whose
+   * state the feed holds costs no bot-token call at all.
+   */
   async withMember(
     guildId: string,
     userId: string,
@@ -69,7 +80,7 @@ export class GuildAccessService {
     await this.assertBotIn(guildId, userId);
     const [context, member] = await allSettled([
       this.loadContext(guildId),
-      this.platform.getGuildMember(guildId, userId),
+      this.ownMember(guildId, userId),
     ]);
     // "No such guild" for the member of a guild held as found: an answer from before the bot
     // (re)joined it, asked again once; if the platform says it again, the bot has left.
@@ -78,6 +89,14 @@ export class GuildAccessService {
       : member;
     if (refusesGuild(current)) return this.refused(guildId);
     return { context, user: accessIn(context, current) };
+  }
+
+  /** The caller's member: with their own token when it can be used, else with the bot's. */
+  private async ownMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
+    return (
+      (await this.userMembers.ownMember(guildId, userId)) ??
+      this.platform.getGuildMember(guildId, userId)
+    );
   }
 
   /**
@@ -92,10 +111,13 @@ export class GuildAccessService {
   }
 
   /**
-   * The guild, its parts and the bot's member, all asked at once. A guild the platform refuses is
-   * marked left at once.
+   * The guild as the bot's feed holds it while that is live (no platform call: docs/guild-state.md);
+   * otherwise its parts and the bot's member from the platform, all asked at once. A guild the
+   * platform refuses is marked left at once.
    */
   private async loadContext(guildId: string): Promise<GuildContext> {
+    const fed = await this.guildStates.live(guildId);
+    if (fed) return this.contextFromFeed(fed);
     const bot = await this.platform.getBotUser();
     const [guild, ...parts] = await allSettled([
       this.platform.getGuild(guildId),
@@ -119,6 +141,41 @@ export class GuildAccessService {
     throw new AppException(ErrorCode.NotFound, BOT_NOT_IN_GUILD);
   }
 
+  /** The context of a fed state: the last one built from the same version, while it may be reused. */
+  private contextFromFeed(fed: LiveGuildState): GuildContext {
+    return this.reusedContext(
+      fed.guild.id,
+      [fed],
+      () =>
+        new GuildContext(
+          fed.guild,
+          [...fed.channels, ...fed.threads],
+          fed.botMember,
+          this.clock.now(),
+        ),
+    );
+  }
+
+  /** The last context built for the guild from the same sources, while under a second old. */
+  private reusedContext(
+    guildId: string,
+    sources: unknown[],
+    build: () => GuildContext,
+  ): GuildContext {
+    const reusable = this.contexts.get(guildId);
+    if (
+      reusable &&
+      this.clock.nowMs() - reusable.context.now.getTime() < CONTEXT_REUSE_MS &&
+      reusable.sources.length === sources.length &&
+      reusable.sources.every((source, i) => source === sources[i])
+    ) {
+      return reusable.context;
+    }
+    const context = build();
+    this.contexts.set(guildId, { sources, context });
+    return context;
+  }
+
   /** The context of these platform answers: the last one built, while it may be reused. */
   private contextFrom(
     guildLookup: Lookup<APIGuild>,
@@ -129,25 +186,18 @@ export class GuildAccessService {
     ],
   ): GuildContext {
     const guild = found(guildLookup, BOT_NOT_IN_GUILD);
-    const sources = [guildLookup, ...parts];
-    const now = this.clock.now();
-    const reusable = this.contexts.get(guild.id);
-    if (
-      reusable &&
-      now.getTime() - reusable.context.now.getTime() < CONTEXT_REUSE_MS &&
-      reusable.sources.every((source, i) => source === sources[i])
-    ) {
-      return reusable.context;
-    }
     const [channels, threads, botMember] = parts;
-    const context = new GuildContext(
-      guild,
-      [...found(channels, BOT_NOT_IN_GUILD), ...found(threads, BOT_NOT_IN_GUILD)],
-      found(botMember, BOT_NOT_IN_GUILD),
-      now,
+    return this.reusedContext(
+      guild.id,
+      [guildLookup, ...parts],
+      () =>
+        new GuildContext(
+          guild,
+          [...found(channels, BOT_NOT_IN_GUILD), ...found(threads, BOT_NOT_IN_GUILD)],
+          found(botMember, BOT_NOT_IN_GUILD),
+          this.clock.now(),
+        ),
     );
-    this.contexts.set(guild.id, { sources, context });
-    return context;
   }
 
   /**

@@ -5,12 +5,13 @@ import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { GuildInfoService } from 'src/guilds/guild-info.service';
 import { GuildsController } from 'src/guilds/guilds.controller';
 import { UserGuildsService } from 'src/guilds/user-guilds.service';
+import { UserMemberService } from 'src/guilds/user-member.service';
 
 /** The user's guilds, and guild access (members, permissions, hierarchy) for every module. */
 @Module({
   imports: [AuthModule, BotGuildsModule],
   controllers: [GuildsController],
-  providers: [GuildAccessService, GuildInfoService, UserGuildsService],
+  providers: [GuildAccessService, GuildInfoService, UserGuildsService, UserMemberService],
   exports: [GuildAccessService],
 })
 export class GuildsModule {}

@@ -50,6 +50,21 @@ export interface PlatformHttpOptions {
   metrics?: Metrics;
 }
 
+/**
+ * A call that stayed rate limited past its bounds (the transport's, or its own
+ * `PlatformCall.rateLimit`). A `PlatformUnavailableError` (a 500) for callers that have no other
+ * way; `retryAfterMs` is the wait the platform asked for, for those that do.
+ */
+export class PlatformRateLimitedError extends PlatformUnavailableError {
+  constructor(
+    detail: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(detail);
+    this.name = 'PlatformRateLimitedError';
+  }
+}
+
 /** While calls are refused for the budget, the error is logged at most this often. */
 const BUDGET_LOG_INTERVAL_MS = 60_000;
 
@@ -70,6 +85,12 @@ export interface PlatformCall {
    * coalesces them), so the two queues send at most one request more to that route at once.
    */
   ownMember?: boolean;
+  /**
+   * Tighter bounds on this call's rate-limit waits than the transport's (`rateLimitRetries`,
+   * `maxRateLimitWaitMs`), for a call its caller can make another way: past them it fails with
+   * `PlatformRateLimitedError` at once. `{ retries: 0, maxWaitMs: 0 }` waits for nothing.
+   */
+  rateLimit?: { retries: number; maxWaitMs: number };
 }
 
 /** Any answer that is not a 429 or a 5xx: the caller decides what a 4xx means for its route. */
@@ -90,6 +111,10 @@ interface CallState {
   announced: number;
   /** Why the rate-limit hook refused to wait, for the error. */
   refusal?: string;
+  /** The wait the rate-limit hook refused, in ms. */
+  refusedWaitMs?: number;
+  /** This call's own bounds on rate-limit waits (PlatformCall.rateLimit), else the transport's. */
+  rateLimit: { retries: number; maxWaitMs: number };
   /** How the last attempt failed, for the metrics of a call that ends in an error. */
   failure?: PlatformOutcome;
 }
@@ -132,7 +157,15 @@ export class PlatformHttp {
   }
 
   async send(call: PlatformCall): Promise<PlatformAnswer> {
-    const state: CallState = { label: `${call.method} ${call.route}`, rateLimits: 0, announced: 0 };
+    const state: CallState = {
+      label: `${call.method} ${call.route}`,
+      rateLimits: 0,
+      announced: 0,
+      rateLimit: call.rateLimit ?? {
+        retries: this.options.rateLimitRetries,
+        maxWaitMs: this.options.maxRateLimitWaitMs,
+      },
+    };
     const started = performance.now();
     let outcome: PlatformOutcome = 'network_error';
     try {
@@ -197,7 +230,10 @@ export class PlatformHttp {
       }
       if (error instanceof RateLimitError) {
         state.failure = 'rate_limited';
-        throw new PlatformUnavailableError(`${state.label}: ${state.refusal ?? 'rate limited'}`);
+        throw new PlatformRateLimitedError(
+          `${state.label}: ${state.refusal ?? 'rate limited'}`,
+          state.refusedWaitMs ?? Math.max(error.timeToReset, error.retryAfter),
+        );
       }
       if (error instanceof PlatformUnavailableError) throw error;
       state.failure = isAbort(error) ? 'timeout' : 'network_error';
@@ -322,13 +358,15 @@ export class PlatformHttp {
   private refusesToWait(limit: RateLimitData): boolean {
     const state = this.calls.getStore();
     if (!state) return false;
-    if (state.rateLimits > this.options.rateLimitRetries) {
+    const waitMs = Math.ceil(Math.max(limit.timeToReset, limit.retryAfter, limit.sublimitTimeout));
+    if (state.rateLimits > state.rateLimit.retries) {
       state.refusal = `still rate limited after ${state.rateLimits} attempts`;
+      state.refusedWaitMs = waitMs;
       return true;
     }
-    const waitMs = Math.ceil(Math.max(limit.timeToReset, limit.retryAfter, limit.sublimitTimeout));
-    if (waitMs > this.options.maxRateLimitWaitMs) {
+    if (waitMs > state.rateLimit.maxWaitMs) {
       state.refusal = `rate limited for ${waitMs} ms`;
+      state.refusedWaitMs = waitMs;
       return true;
     }
     if (state.announced < state.rateLimits) {

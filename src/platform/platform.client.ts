@@ -17,6 +17,9 @@ import {
 } from 'src/platform/platform.errors';
 import type { Lookup, MissingEntity, OAuth2Grant, PlatformAuth } from 'src/platform/platform.types';
 
+// The user's member lookup fails with it on a 429; other modules reach it through the client.
+export { PlatformRateLimitedError } from 'src/platform/platform-http';
+
 /** The platform's JSON error codes that mean "not found" here. */
 const MISSING_BY_CODE: Readonly<Record<number, MissingEntity>> = {
   10003: 'channel',
@@ -28,6 +31,25 @@ const MISSING_BY_CODE: Readonly<Record<number, MissingEntity>> = {
 const MISSING_ACCESS = 50001;
 /** The platform's page size for guild lists. */
 export const GUILD_PAGE = 200;
+/**
+ * The user's own member lookup waits out no rate limit: its caller has the bot's lookup to fall
+ * back on, and a user's limits on this route are strict and unpublished (docs/authentication.md).
+ */
+const USER_MEMBER_RATE_LIMIT = { retries: 0, maxWaitMs: 0 };
+
+/**
+ * The platform refused a user's token on a route that needs a scope (403): the grant does not
+ * carry the scope, whatever its stored scopes say. The token itself is still good.
+ */
+export class PlatformScopeRefusedError extends Error {
+  constructor(
+    readonly route: string,
+    readonly platformCode: number | undefined,
+  ) {
+    super(`${route}: the platform refused the user token's scope (403)`);
+    this.name = 'PlatformScopeRefusedError';
+  }
+}
 
 /**
  * The chat platform's REST API: exactly the routes this service uses (docs/platform.md), on the bot
@@ -83,6 +105,37 @@ export class PlatformClient {
   /** The guilds of the user behind an OAuth2 access token (scope `guilds`; at most 200). */
   async getUserGuilds(accessToken: string): Promise<RESTAPIPartialCurrentUserGuild[]> {
     return this.guildPage({ kind: 'bearer', token: accessToken }, undefined, GUILD_PAGE);
+  }
+
+  /**
+   * The user's own member in a guild, with the user's OAuth2 access token (scope
+   * `guilds.members.read`): the user's rate limits, not the bot's. A guild the user is not in
+   * (the platform says "unknown guild" or "unknown member") is `{found: false, missing: 'member'}`:
+   * the user cannot tell whether the bot is there. A 401 is `PlatformUnauthorizedError` (the grant
+   * is dead), a 403 `PlatformScopeRefusedError`, and a 429 fails at once with
+   * `PlatformRateLimitedError` instead of waiting (USER_MEMBER_RATE_LIMIT).
+   */
+  async getCurrentUserGuildMember(
+    accessToken: string,
+    guildId: string,
+  ): Promise<Lookup<APIGuildMember>> {
+    const path: PlatformCall['path'] = `/users/@me/guilds/${encodeURIComponent(guildId)}/member`;
+    const call: PlatformCall = {
+      ...this.call('GET', '/users/@me/guilds/:guild_id/member', path, {
+        kind: 'bearer',
+        token: accessToken,
+      }),
+      rateLimit: USER_MEMBER_RATE_LIMIT,
+    };
+    const answer = await this.http.send(call);
+    if (answer.status === 200) return { found: true, value: answer.body as APIGuildMember };
+    const code = platformCode(answer);
+    const missing = code === undefined ? undefined : MISSING_BY_CODE[code];
+    if (answer.status === 404 && (missing === 'guild' || missing === 'member')) {
+      return { found: false, missing: 'member' };
+    }
+    if (answer.status === 403) throw new PlatformScopeRefusedError(call.route, code);
+    return this.refuse(call, answer);
   }
 
   /**

@@ -6,6 +6,7 @@ import type {
   APIThreadChannel,
   RESTGetAPIGuildChannelsResult,
 } from 'discord-api-types/v10';
+import { SingleFlight } from 'src/common/async/single-flight';
 import type { SharedCache } from 'src/common/cache/shared-cache';
 import { AppConfig } from 'src/config/app-config';
 import { lookupTtl, PLATFORM_CACHE } from 'src/platform/platform-cache';
@@ -24,6 +25,8 @@ export class PlatformService implements OnApplicationBootstrap {
   /** The bot's user once `botUser` has settled with it. */
   private knownBotUser: APIUser | undefined;
   private readonly lookupTtl: (lookup: Lookup<unknown>) => number;
+  /** Member loads of getGuildMemberWith under way, per cache key. */
+  private readonly memberLoads = new SingleFlight<Lookup<APIGuildMember> | undefined>();
 
   constructor(
     private readonly client: PlatformClient,
@@ -94,6 +97,29 @@ export class PlatformService implements OnApplicationBootstrap {
       },
       { ttlMs: this.lookupTtl, refresh },
     );
+  }
+
+  /**
+   * A guild's member as `load` reads it (the user's own token: src/guilds/user-member.service.ts),
+   * kept under getGuildMember's key and for as long: an answer cached either way serves both, so a
+   * repeat costs no call. Concurrent calls for one member share one load. `load` answering
+   * undefined (it could not read the member) caches nothing, and neither do its errors. Its loads
+   * do not join getGuildMember's, nor the other way round: a bot-token lookup never waits on a
+   * load that may end without an answer.
+   */
+  async getGuildMemberWith(
+    guildId: string,
+    userId: string,
+    load: () => Promise<Lookup<APIGuildMember> | undefined>,
+  ): Promise<Lookup<APIGuildMember> | undefined> {
+    const key = memberKey(guildId, userId);
+    const cached = await this.cache.peek<Lookup<APIGuildMember>>(key);
+    if (cached) return cached;
+    return this.memberLoads.run(key, async () => {
+      const lookup = await load();
+      if (lookup) await this.cache.set(key, lookup, this.lookupTtl(lookup));
+      return lookup;
+    });
   }
 
   /**

@@ -6,7 +6,8 @@ import type { Test } from 'supertest';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { botAndAliceGuild, DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
+import { signInAsRoot } from 'test/support/auth';
+import { botAndAliceGuild, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
@@ -37,19 +38,7 @@ interface Feed {
 }
 
 async function signIn(app: TestApp, emulator: PlatformEmulator): Promise<Feed> {
-  const code = emulator.issueCode({ userId: DEMO_IDS.alice, redirectUri: DEMO_REDIRECT });
-  const login = await app
-    .http()
-    .post('/oauth2')
-    .send({ code, redirect_uri: DEMO_REDIRECT })
-    .expect(200);
-  const token = await app
-    .http()
-    .post('/sessions')
-    .set('Authorization', `Bearer ${login.body.token as string}`)
-    .send({ name: 'bot', type: 'api', expiry: 3600 })
-    .expect(201);
-  return { app, login: login.body.token as string, bot: token.body.token as string };
+  return { app, ...(await signInAsRoot(app, emulator)) };
 }
 
 function snapshot(feed: Feed, shardId: number, body: Record<string, unknown>): Test {

@@ -113,6 +113,19 @@ describe('the typed TypeScript client (clients/typescript)', () => {
     expect(batch.data).toEqual({ applied: 0, ignored: 0 });
     const feed = await script.GET('/internal/bot-guilds');
     expect(feed.data?.live).toBe(true);
+    const heartbeat = await script.POST('/internal/shards/{shard_id}/guild-state', {
+      params: { path: { shard_id: 0 } },
+      body: { stream: { id: 'typed-client', started_at: new Date().toISOString() }, reports: [] },
+    });
+    expect(heartbeat.data).toEqual({
+      applied: 0,
+      duplicates: 0,
+      next_seq: 1,
+      gap: null,
+      resync: [],
+    });
+    const states = await script.GET('/internal/guild-state');
+    expect(states.data?.guilds).toBe(2);
 
     const revoked = await user.DELETE('/sessions/{session_id}', {
       params: { path: { session_id: created.data?.session_id ?? '' } },

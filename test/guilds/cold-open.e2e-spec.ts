@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { emulatorOf, loginAs } from 'test/support/auth';
+import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import type { EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import { emulatorOf, loginAs, loginOn } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 
 /** The platform's answers held back a while, and how many requests were under way at once. */
@@ -24,12 +26,13 @@ function overlapMeter(emulator: PlatformEmulator): { routes: string[]; maxInFlig
 }
 
 /**
- * A guild opened cold: with membership known (the demo bot reports it), every platform answer the
- * guild's page needs is asked at once, so the caller waits one platform round trip.
+ * A guild opened cold from the platform (the guild-state feed turned off): with membership known
+ * (the demo bot reports it), every platform answer the guild's page needs is asked at once, so the
+ * caller waits one platform round trip.
  */
-describe('a guild opened cold', () => {
+describe('a guild opened cold from the platform', () => {
   // Answers expire at once, so every open below is cold.
-  const t = useTestApp({ env: { PLATFORM_CACHE_TTL: '1' } });
+  const t = useTestApp({ env: { PLATFORM_CACHE_TTL: '1', GUILD_STATE_FEED: 'false' } });
   afterEach(() => emulatorOf(t()).intercept(null));
 
   it('asks for the guild, its channels, threads and both members together', async () => {
@@ -76,5 +79,55 @@ describe('a guild opened cold', () => {
       .set('Authorization', `Bearer ${login.token}`)
       .expect(200);
     expect(meter.routes).toEqual([]);
+  });
+});
+
+/**
+ * A guild opened cold while the bot's guild state is live (the demo bot reports it,
+ * docs/guild-state.md): the guild, its channels, threads and the bot's member come from the feed;
+ * only the caller's own member is asked, with the caller's own token when the login granted
+ * `guilds.members.read`, else with the bot's.
+ */
+describe("a guild opened cold from the bot's guild state", () => {
+  const t = useTestApp({ env: { PLATFORM_CACHE_TTL: '1' } });
+  beforeAll(() => t().app.get(DemoBotReporter).settled());
+  afterEach(() => emulatorOf(t()).intercept(null));
+
+  async function loginWith(
+    userId: string,
+    scopes: string[],
+  ): Promise<{ token: string; calls: () => EmulatedRequest[] }> {
+    const emulator = emulatorOf(t());
+    const token = await loginOn(t(), emulator, userId, scopes);
+    // Past PLATFORM_CACHE_TTL: what the login read expires, so the open below is cold.
+    await sleep(1_100);
+    const since = emulator.requests.length;
+    return { token, calls: () => emulator.requests.slice(since) };
+  }
+
+  it('makes no bot-token call at all for a login that granted guilds.members.read', async () => {
+    const login = await loginWith(DEMO_IDS.carol, ['identify', 'guilds', 'guilds.members.read']);
+    const res = await t()
+      .http()
+      .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
+      .set('Authorization', `Bearer ${login.token}`)
+      .expect(200);
+    expect(res.body.name).toBe('Bot Lab');
+    expect(login.calls().map((call) => [call.route, call.auth])).toEqual([
+      ['GET /users/@me/guilds/:guild_id/member', 'bearer'],
+    ]);
+  });
+
+  it("asks the caller's member with the bot token for a login without that scope, and nothing else", async () => {
+    const login = await loginWith(DEMO_IDS.alice, ['identify', 'guilds']);
+    await t()
+      .http()
+      .post(`/guilds/${DEMO_IDS.community}/settings`)
+      .set('Authorization', `Bearer ${login.token}`)
+      .send({ setting: 'guildroles', operation: 'View', fields: {} })
+      .expect(200);
+    expect(
+      login.calls().map((call) => [call.route, call.auth, call.url.endsWith(DEMO_IDS.alice)]),
+    ).toEqual([['GET /guilds/:guild_id/members/:user_id', 'bot', true]]);
   });
 });

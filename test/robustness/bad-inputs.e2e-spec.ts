@@ -312,6 +312,120 @@ const ENDPOINTS: Endpoint[] = [
   },
   { method: 'GET', path: '/internal/bot-guilds', caller: 'root-api' },
   {
+    method: 'POST',
+    path: '/internal/shards/{shard_id}/guild-state',
+    caller: 'root-api',
+    param: { valid: '0', invalid: ['abc', '-1', '65536', '%zz'] },
+    body: {
+      stream: {
+        // Newer than the demo bot's stream, which it replaces.
+        valid: { id: 'bad-inputs', started_at: new Date(Date.now() + 60_000).toISOString() },
+        invalid: [
+          { id: '', started_at: REPORTED_AT },
+          { id: 'a b', started_at: REPORTED_AT },
+          { id: 'x'.repeat(65), started_at: REPORTED_AT },
+          { id: 'bad-inputs', started_at: 'now' },
+          { id: 'bad-inputs' },
+          { id: 'bad-inputs', started_at: REPORTED_AT, extra: 1 },
+          'stream',
+          null,
+        ],
+      },
+      reports: {
+        valid: [],
+        invalid: [
+          [{ seq: 1, type: 'gone', guild_id: DEMO_IDS.community, at: REPORTED_AT }],
+          [
+            {
+              seq: 0,
+              type: 'role_delete',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              role_id: '1',
+            },
+          ],
+          [
+            {
+              seq: 1.5,
+              type: 'role_delete',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              role_id: '1',
+            },
+          ],
+          [{ seq: 1, type: 'role_delete', guild_id: 'abc', at: REPORTED_AT, role_id: '1' }],
+          [{ seq: 1, type: 'role_delete', guild_id: DEMO_IDS.community, at: 'now', role_id: '1' }],
+          [{ seq: 1, type: 'role_delete', guild_id: DEMO_IDS.community, at: REPORTED_AT }],
+          [
+            {
+              seq: 1,
+              type: 'role_delete',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              role_id: '1',
+              hash: 'x',
+            },
+          ],
+          [
+            {
+              seq: 1,
+              type: 'role_delete',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              role_id: '1',
+              extra: 1,
+            },
+          ],
+          [
+            {
+              seq: 1,
+              type: 'guild_create',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              guild: { id: DEMO_IDS.community },
+            },
+          ],
+          [
+            {
+              seq: 1,
+              type: 'channel_upsert',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              channel: {
+                id: '1',
+                type: 999,
+                name: null,
+                position: 0,
+                parent_id: null,
+                flags: 0,
+                permission_overwrites: [],
+              },
+            },
+          ],
+          [
+            {
+              seq: 1,
+              type: 'bot_member_update',
+              guild_id: DEMO_IDS.community,
+              at: REPORTED_AT,
+              member: { user_id: '1', roles: ['x'], communication_disabled_until: null },
+            },
+          ],
+          [1],
+          [null],
+          Array.from({ length: 1_001 }, (_, i) => ({
+            seq: i + 1,
+            type: 'role_delete',
+            guild_id: DEMO_IDS.community,
+            at: REPORTED_AT,
+            role_id: '1',
+          })),
+        ],
+      },
+    },
+  },
+  { method: 'GET', path: '/internal/guild-state', caller: 'root-api' },
+  {
     method: 'PUT',
     path: '/internal/shards/{shard_id}',
     caller: 'root-api',

@@ -49,7 +49,7 @@ describe('a setting declared by another module, with no engine change', () => {
       cooldown: 1,
     });
     expect(foreign.body.details).toEqual([
-      { field: 'channel', message: '1 is not a channel of this guild' },
+      { field: 'channel', message: '1 is not a channel of this guild that the bot can view' },
     ]);
     expect((await owner.exec('feedback_topics', 'Update', { topic: 'bugs' })).status).toBe(400);
     const member = await actor(t(), DEMO_IDS.demoUser);

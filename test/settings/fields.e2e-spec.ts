@@ -1,5 +1,6 @@
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/settings/settings-support';
@@ -11,10 +12,16 @@ describe('settings: requests that are refused', () => {
   let owner: Actor;
 
   beforeAll(async () => {
-    // Before anything is cached: the bot loses Manage Channels in Bot Lab.
-    const botLab = emulatorOf(t()).state.guild(DEMO_IDS.botLab);
-    const botRole = botLab?.roles.find((role) => role.managed);
-    if (botRole) botRole.permissions = (P.ViewChannel | P.SendMessages | P.ManageRoles).toString();
+    // Before anything is cached: the bot loses Manage Channels in Bot Lab, as the platform
+    // announces it to the bot (which reports it to the service).
+    const state = emulatorOf(t()).state;
+    const botRole = state.guild(DEMO_IDS.botLab)?.roles.find((role) => role.managed);
+    if (!botRole) throw new Error('Bot Lab has no role of the bot');
+    state.upsertRole(DEMO_IDS.botLab, {
+      ...botRole,
+      permissions: (P.ViewChannel | P.SendMessages | P.ManageRoles).toString(),
+    });
+    await t().app.get(DemoBotReporter).settled();
     owner = await actor(t(), DEMO_IDS.alice);
   });
 
@@ -220,12 +227,26 @@ describe('settings: requests that are refused', () => {
       expect(res.body.details).toEqual([
         {
           field: 'disabled_channels',
-          message: '1100000000000000310 is not a channel of this guild',
+          message: '1100000000000000310 is not a channel of this guild that the bot can view',
         },
       ]);
     });
 
     it('refuses a log channel where the bot cannot post, naming what it lacks', async () => {
+      // rules: the bot may read it, but @everyone may not send there.
+      const res = await owner.exec('auditlog_sinks', 'Create', {
+        ...SINK,
+        channel: CHANNEL.rules,
+      });
+      expect(res.body.details).toEqual([
+        {
+          field: 'channel',
+          message: `The bot needs SendMessages, EmbedLinks in channel ${CHANNEL.rules}`,
+        },
+      ]);
+    });
+
+    it('refuses a log channel the bot cannot view: the platform hides it from the bot', async () => {
       const res = await owner.exec('auditlog_sinks', 'Create', {
         ...SINK,
         channel: CHANNEL.staffChat,
@@ -233,7 +254,7 @@ describe('settings: requests that are refused', () => {
       expect(res.body.details).toEqual([
         {
           field: 'channel',
-          message: `The bot needs ViewChannel, SendMessages, EmbedLinks in channel ${CHANNEL.staffChat}`,
+          message: `${CHANNEL.staffChat} is not a channel of this guild that the bot can view`,
         },
       ]);
     });

@@ -662,8 +662,7 @@ describe('settings rollback', () => {
     );
     ok(await owner.exec('guildroles', 'Delete', { role_id: ROLE.eventHost }));
     const deleted = await latest('guildroles');
-    const community = emulatorOf(t()).state.guild(GUILD)!;
-    community.roles = community.roles.filter((role) => role.id !== ROLE.eventHost);
+    emulatorOf(t()).state.deleteRole(GUILD, ROLE.eventHost);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     const refused = await post(owner.token, `${deleted.revision}/revert`);
     expect(refused.status).toBe(400);

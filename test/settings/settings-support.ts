@@ -16,7 +16,7 @@ export const ROLE = {
   vip: id(7),
   member: id(9),
 };
-export const CHANNEL = { general: id(24), modLog: id(32), staffChat: id(33) };
+export const CHANNEL = { rules: id(21), general: id(24), modLog: id(32), staffChat: id(33) };
 /** An `auditlog_sinks` entry the bot can serve: the moderation log channel. */
 export const SINK_FIELDS = { channel: CHANNEL.modLog, events: ['lockdown'], enabled: true };
 

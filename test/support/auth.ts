@@ -24,15 +24,17 @@ export async function loginAs(t: TestApp, userId: string = DEMO_IDS.demoUser): P
 }
 
 /**
- * Logs a user in against an emulator the test runs (live mode, no demo route): a code from the
- * emulator, then POST /oauth2. Returns the login session's token.
+ * Logs a user in with a code straight from the emulator (its own in live mode, or the demo one:
+ * `emulatorOf(t)`), granting `scopes` (the emulator's default without), then POST /oauth2.
+ * Returns the login session's token.
  */
 export async function loginOn(
   t: TestApp,
   emulator: PlatformEmulator,
   userId: string = DEMO_IDS.demoUser,
+  scopes?: string[],
 ): Promise<string> {
-  const code = emulator.issueCode({ userId, redirectUri: DEMO_REDIRECT });
+  const code = emulator.issueCode({ userId, scopes, redirectUri: DEMO_REDIRECT });
   const res = await t
     .http()
     .post('/oauth2')
@@ -64,4 +66,18 @@ export function emulatorOf(t: TestApp): PlatformEmulator {
   const emulator = t.app.get(PlatformConnection).emulator;
   if (!emulator) throw new Error('the application is not in demo mode');
   return emulator;
+}
+
+/**
+ * A dashboard user who is also the root user the bot's processes report as (live mode): Alice's
+ * login session, and an API token of hers for the internal feed routes.
+ */
+export async function signInAsRoot(
+  t: TestApp,
+  emulator: PlatformEmulator,
+  userId: string = DEMO_IDS.alice,
+): Promise<{ login: string; bot: string }> {
+  const login = await loginOn(t, emulator, userId);
+  const api = await createApiToken(t, login, { name: 'bot' });
+  return { login, bot: api.token };
 }

@@ -15,9 +15,44 @@ export {
 } from './contract.js';
 export {
   createMembershipReporter,
-  ReporterError,
-  type FetchLike,
   type MembershipReporter,
   type MembershipReporterOptions,
-  type ReporterErrorKind,
 } from './reporter.js';
+export {
+  ReporterError,
+  type FetchLike,
+  type ReporterErrorKind,
+  type RequestOptions,
+} from './transport.js';
+export {
+  CHANNEL_FLAG_OBFUSCATED,
+  guildStateHash,
+  MAX_STATE_BATCH_BYTES,
+  MAX_STATE_CHANNELS,
+  MAX_STATE_REPORTS,
+  MAX_STATE_ROLES,
+  MAX_STATE_THREADS,
+  type GuildState,
+  type GuildStateBatch,
+  type GuildStateChannel,
+  type GuildStateFields,
+  type GuildStateMember,
+  type GuildStateOverwrite,
+  type GuildStateReceipt,
+  type GuildStateReport,
+  type GuildStateReportType,
+  type GuildStateRole,
+  type GuildStateStream,
+  type GuildStateThread,
+} from './guild-state.js';
+export {
+  GuildStateCopy,
+  MAX_DELETED_IDS,
+  type GuildStateChange,
+  type GuildStatePartChange,
+} from './guild-state-copy.js';
+export {
+  createGuildStateReporter,
+  type GuildStateReporter,
+  type GuildStateReporterOptions,
+} from './guild-state-reporter.js';

@@ -3,7 +3,6 @@ import {
   MAX_EVENT_BATCH,
   MAX_SNAPSHOT_PART,
   shardOfGuild,
-  type ApiErrorBody,
   type BotGuildsStatus,
   type GuildEvent,
   type GuildEventBatch,
@@ -12,64 +11,18 @@ import {
   type GuildSnapshotPart,
   type GuildSnapshotProgress,
 } from './contract.js';
+import {
+  createTransport,
+  errorReporter,
+  isRecord,
+  isShardId,
+  positive,
+  ReporterError,
+  wholeUpTo,
+  type RequestOptions,
+} from './transport.js';
 
-/** The global `fetch` fits; a test's or a proxy's can stand in. */
-export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
-
-/**
- * - `refused`: the service answered 4xx other than 429 (a bad token, a body it rejects). Resending
- *   would be refused again, so it is not retried; a refused event batch is dropped (`dropped`).
- * - `unavailable`: no answer, a 5xx or a 429, still so after the retries. Queued events are kept
- *   and sent again at the next tick.
- * - `incomplete`: every part of a snapshot was accepted but the service does not hold it whole.
- * - `overflow`: a shard's queue was full, its oldest events were dropped (`dropped`).
- * - `invalid`: an argument the service would refuse (caught before sending), or a closed reporter.
- */
-export type ReporterErrorKind = 'refused' | 'unavailable' | 'incomplete' | 'overflow' | 'invalid';
-
-export class ReporterError extends Error {
-  override readonly name = 'ReporterError';
-  readonly kind: ReporterErrorKind;
-  readonly shardId: number | undefined;
-  /** The HTTP status of the service's answer, when there was one. */
-  readonly status: number | undefined;
-  /** The service's error code (`BadRequest`, `Restricted`, `RateLimited`, …). */
-  readonly code: string | undefined;
-  readonly details: ApiErrorBody['details'];
-  /**
-   * Guild events lost with this error: the service keeps those guilds as it last heard of them
-   * until the shard's next snapshot.
-   */
-  readonly dropped: number;
-
-  constructor(
-    kind: ReporterErrorKind,
-    message: string,
-    extra: {
-      shardId?: number;
-      status?: number;
-      code?: string;
-      details?: ApiErrorBody['details'];
-      dropped?: number;
-      cause?: unknown;
-    } = {},
-  ) {
-    super(message, { cause: extra.cause });
-    this.kind = kind;
-    this.shardId = extra.shardId;
-    this.status = extra.status;
-    this.code = extra.code;
-    this.details = extra.details;
-    this.dropped = extra.dropped ?? 0;
-  }
-}
-
-export interface MembershipReporterOptions {
-  /** Where the service is, e.g. `https://bms.example`. */
-  baseUrl: string;
-  /** An API token (`ara_…`) of a `ROOT_USERS` user. */
-  token: string;
-  fetch?: FetchLike;
+export interface MembershipReporterOptions extends RequestOptions {
   /** How often queued joins and leaves are sent. Default 5 s. */
   flushIntervalMs?: number;
   /**
@@ -84,14 +37,6 @@ export interface MembershipReporterOptions {
    * are dropped and reported. Default 100,000.
    */
   maxQueuedPerShard?: number;
-  /** Retries of one request (no answer, 5xx, 429) before it fails. Default 4. */
-  maxRetries?: number;
-  /** The first retry's delay, doubled at each retry (with jitter). Default 500 ms. */
-  retryDelayMs?: number;
-  /** A `Retry-After` longer than this fails the request instead of waiting it out. Default 60 s. */
-  maxRetryWaitMs?: number;
-  /** Per request, the answer's body included. Default 10 s. */
-  timeoutMs?: number;
   /** Failures of the background sends (flush ticks, heartbeats). Default: a line on stderr. */
   onError?: (error: ReporterError) => void;
 }
@@ -151,48 +96,22 @@ interface ShardState {
   overflowed: number;
 }
 
-type Method = 'GET' | 'PUT' | 'POST';
-
 export function createMembershipReporter(options: MembershipReporterOptions): MembershipReporter {
-  const baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
-  if (options.token === '') throw new TypeError('token must be an API token of a ROOT_USERS user');
-  const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
   const flushIntervalMs = positive('flushIntervalMs', options.flushIntervalMs ?? 5_000);
   const heartbeatIntervalMs = positive(
     'heartbeatIntervalMs',
     options.heartbeatIntervalMs ?? 30_000,
   );
-  const maxBatch = positive('maxBatch', options.maxBatch ?? MAX_EVENT_BATCH);
-  if (maxBatch > MAX_EVENT_BATCH || !Number.isInteger(maxBatch)) {
-    throw new RangeError(`maxBatch must be a whole number from 1 to ${MAX_EVENT_BATCH}`);
-  }
+  const maxBatch = wholeUpTo('maxBatch', options.maxBatch ?? MAX_EVENT_BATCH, MAX_EVENT_BATCH);
   const maxQueued = positive('maxQueuedPerShard', options.maxQueuedPerShard ?? 100_000);
-  const maxRetries = options.maxRetries ?? 4;
-  const retryDelayMs = options.retryDelayMs ?? 500;
-  const maxRetryWaitMs = options.maxRetryWaitMs ?? 60_000;
-  const timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
-  // Left unreported, a feed that stopped working would only show as a service that distrusts it.
-  const onError =
-    options.onError ?? ((error: ReporterError) => console.error(`[bot-reporter] ${error.message}`));
+  const report = errorReporter(options.onError);
 
   const shards = new Map<number, ShardState>();
   const snapshotsUnderWay = new Set<Promise<unknown>>();
-  /** A 429 holds every request until then: the service limits per user, not per shard. */
-  let pausedUntil = 0;
   let closed = false;
-
-  const report = (error: unknown): void => {
-    try {
-      onError(
-        error instanceof ReporterError
-          ? error
-          : new ReporterError('unavailable', String(error), { cause: error }),
-      );
-    } catch (thrown) {
-      // Thrown from a timer or a bot's event handler, it would take the bot down.
-      console.error('[bot-reporter] onError threw', thrown);
-    }
-  };
+  const transport = createTransport(options, (shardId) => {
+    shard(shardId).lastSentMs = Date.now();
+  });
 
   function shard(shardId: number): ShardState {
     let state = shards.get(shardId);
@@ -210,86 +129,21 @@ export function createMembershipReporter(options: MembershipReporterOptions): Me
     return state;
   }
 
-  async function once<T>(
-    method: Method,
-    path: string,
-    body: unknown,
-    shardId: number | undefined,
-    read: (json: unknown) => T | undefined,
-  ): Promise<{ value: T } | { failure: ReporterError; waitMs?: number }> {
-    if (shardId !== undefined) shard(shardId).lastSentMs = Date.now();
-    let response: Response;
-    try {
-      response = await fetchImpl(`${baseUrl}${path}`, {
-        method,
-        headers: {
-          Authorization: `Bearer ${options.token}`,
-          Accept: 'application/json',
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      const message = `${method} ${path}: ${describeFailure(error, timeoutMs)}`;
-      return { failure: new ReporterError('unavailable', message, { shardId, cause: error }) };
-    }
-    if (response.ok) {
-      const value = read(await response.json().catch(() => undefined));
-      if (value !== undefined) return { value };
-      const message = `${method} ${path}: ${response.status} with an answer not as documented`;
-      return {
-        failure: new ReporterError('unavailable', message, { shardId, status: response.status }),
-      };
-    }
-    const error = await readError(response);
-    const failure = new ReporterError(
-      response.status === 429 || response.status >= 500 ? 'unavailable' : 'refused',
-      `${method} ${path}: ${response.status} ${error.code}: ${error.message}`,
-      { shardId, status: response.status, code: error.code, details: error.details },
-    );
-    if (failure.kind === 'refused') throw failure;
-    if (response.status !== 429) return { failure };
-    const waitMs = retryAfterMs(response.headers.get('retry-after'), Date.now());
-    if (waitMs !== undefined) pausedUntil = Math.max(pausedUntil, Date.now() + waitMs);
-    return { failure, waitMs };
-  }
-
-  /** One request, retried with backoff on no answer, 5xx and 429 (after its Retry-After). */
-  async function call<T>(
-    method: Method,
-    path: string,
-    body: unknown,
-    shardId: number | undefined,
-    read: (json: unknown) => T | undefined,
-  ): Promise<T> {
-    for (let attempt = 0; ; attempt += 1) {
-      const paused = pausedUntil - Date.now();
-      if (paused > maxRetryWaitMs) {
-        throw new ReporterError(
-          'unavailable',
-          `${method} ${path}: rate limited for ${Math.ceil(paused / 1000)} s more`,
-          { shardId, status: 429, code: 'RateLimited' },
-        );
-      }
-      if (paused > 0) await sleep(paused);
-      const outcome = await once(method, path, body, shardId, read);
-      if ('value' in outcome) return outcome.value;
-      const delay = outcome.waitMs ?? backoff(retryDelayMs, attempt);
-      if (attempt >= maxRetries || delay > maxRetryWaitMs) throw outcome.failure;
-      // A 429's wait is already in pausedUntil, which the next attempt waits out.
-      if (outcome.waitMs === undefined) await sleep(delay);
-    }
-  }
-
   /** Sends the shard's queue in batches until it is empty; with `heartbeat`, at least one batch. */
   async function drain(shardId: number, state: ShardState, heartbeat: boolean): Promise<void> {
     let sent = false;
     while (state.queue.size > 0 || (heartbeat && !sent)) {
       const batch = [...take(state.queue.values(), maxBatch)];
       const body: GuildEventBatch = { events: batch.map((queued) => queued.event) };
+      const text = JSON.stringify(body);
       try {
-        await call('POST', `/internal/shards/${shardId}/guild-events`, body, shardId, readEvents);
+        await transport.call(
+          'POST',
+          `/internal/shards/${shardId}/guild-events`,
+          text,
+          shardId,
+          readEvents,
+        );
       } catch (error) {
         if (!(error instanceof ReporterError) || error.kind !== 'refused') throw error;
         // Sent again it would be refused again, and hold back every later event of the shard.
@@ -332,7 +186,7 @@ export function createMembershipReporter(options: MembershipReporterOptions): Me
   function tick(): void {
     reportOverflow();
     const now = Date.now();
-    if (now < pausedUntil) return;
+    if (transport.paused()) return;
     for (const [shardId, state] of shards) {
       // A shard whose batch is still being sent (or retried) is left to it.
       if (state.flushing !== undefined) continue;
@@ -368,7 +222,7 @@ export function createMembershipReporter(options: MembershipReporterOptions): Me
       if (oldest.done !== true) state.queue.delete(oldest.value);
       state.overflowed += 1;
     }
-    if (state.queue.size >= maxBatch && state.flushing === undefined && Date.now() >= pausedUntil) {
+    if (state.queue.size >= maxBatch && state.flushing === undefined && !transport.paused()) {
       flushShard(shardId, state).catch(report);
     }
   }
@@ -383,7 +237,7 @@ export function createMembershipReporter(options: MembershipReporterOptions): Me
     const path = `/internal/shards/${shardId}/guilds`;
     for (const part of parts) {
       if (state.snapshotGeneration !== generation) return null;
-      progress = await call('PUT', path, part, shardId, readProgress);
+      progress = await transport.call('PUT', path, JSON.stringify(part), shardId, readProgress);
     }
     if (progress === undefined || !progress.complete) {
       const { received, total } = progress ?? { received: 0, total: parts[0].total };
@@ -471,7 +325,7 @@ export function createMembershipReporter(options: MembershipReporterOptions): Me
       for (const state of shards.values()) total += state.queue.size;
       return total;
     },
-    status: () => call('GET', '/internal/bot-guilds', undefined, undefined, readStatus),
+    status: () => transport.call('GET', '/internal/bot-guilds', undefined, undefined, readStatus),
     flush,
     async close() {
       closed = true;
@@ -480,15 +334,6 @@ export function createMembershipReporter(options: MembershipReporterOptions): Me
       await flush();
     },
   };
-}
-
-function positive(name: string, value: number): number {
-  if (!(value > 0) || !Number.isFinite(value)) throw new RangeError(`${name} must be above 0`);
-  return value;
-}
-
-function isShardId(value: number): boolean {
-  return Number.isInteger(value) && value >= 0 && value <= 65_535;
 }
 
 function* take<T>(values: Iterable<T>, count: number): Generator<T> {
@@ -506,53 +351,6 @@ function forget(queue: Map<string, QueuedEvent>, sent: QueuedEvent[]): void {
   for (const queued of sent) {
     if (queue.get(queued.event.guild_id) === queued) queue.delete(queued.event.guild_id);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  // Not unref()ed, unlike the tick: a retry is part of a request someone is waiting for (close()
-  // at shutdown among them), and a process must not exit in the middle of it.
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Exponential, with jitter so that many shards refused at once do not come back at once. */
-function backoff(baseMs: number, attempt: number): number {
-  return baseMs * 2 ** attempt * (0.5 + Math.random() / 2);
-}
-
-/** `Retry-After` in seconds or as an HTTP date, in milliseconds from `now`. */
-function retryAfterMs(header: string | null, now: number): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-function describeFailure(error: unknown, timeoutMs: number): string {
-  // Duck-typed: fetch's errors may come from another realm (a test runner's vm), where
-  // `instanceof Error` is false.
-  if (!isRecord(error) || typeof error.message !== 'string') return String(error);
-  if (error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
-  // Node's fetch says only "fetch failed"; the cause says why (ECONNREFUSED, a DNS failure, …).
-  const { cause } = error;
-  return isRecord(cause) && typeof cause.message === 'string' && cause.message !== ''
-    ? `${error.message}: ${cause.message}`
-    : error.message;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}
-
-async function readError(response: Response): Promise<ApiErrorBody> {
-  const body: unknown = await response.json().catch(() => undefined);
-  if (isRecord(body) && typeof body.message === 'string' && typeof body.code === 'string') {
-    const details = Array.isArray(body.details)
-      ? (body.details as NonNullable<ApiErrorBody['details']>)
-      : undefined;
-    return { message: body.message, code: body.code, details };
-  }
-  return { message: response.statusText || 'no error body', code: `HTTP ${response.status}` };
 }
 
 function readProgress(body: unknown): GuildSnapshotProgress | undefined {

@@ -118,6 +118,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/shards/{shard_id}/guild-state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A shard reports what it sees in its guilds (API tokens of ROOT_USERS only)
+         * @description A stream of reports per process and shard, applied in `seq` order: a guild's full state on each `GUILD_CREATE` (replacing what was held; also a join), then its changes. Duplicates change nothing; a gap is answered with `gap.expected_seq` and nothing after it is applied; a stream older than the shard's current one is refused (409 `VersionConflict`); `resync` names the guilds whose full state the service needs. Body up to 1 MiB and 1,000 reports. See docs/guild-state.md.
+         */
+        post: operations["GuildStateController_report"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/guild-state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The guild-state feed: which guilds are read from it and which are behind (API tokens of ROOT_USERS only) */
+        get: operations["GuildStateController_status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/@me/guilds": {
         parameters: {
             query?: never;
@@ -635,6 +672,190 @@ export interface components {
              * @example 2
              */
             guilds: number;
+        };
+        GuildStateRoleDto: {
+            id: string;
+            name: string;
+            /** @example 104324673 */
+            permissions: string;
+            position: number;
+            managed: boolean;
+        };
+        GuildStateOverwriteDto: {
+            /**
+             * @description 0 a role, 1 a member.
+             * @enum {number}
+             */
+            type: 0 | 1;
+            id: string;
+            allow: string;
+            deny: string;
+        };
+        GuildStateChannelDto: {
+            /** @description `___hidden___` for a channel the bot cannot view. */
+            name: string | null;
+            parent_id: string | null;
+            permission_overwrites: components["schemas"]["GuildStateOverwriteDto"][];
+            id: string;
+            type: number;
+            position: number;
+            /** @description Channel flags; `1 << 17` marks a channel the bot cannot view. */
+            flags: number;
+        };
+        GuildStateThreadDto: {
+            name: string | null;
+            id: string;
+            type: number;
+            parent_id: string;
+            flags: number;
+            archived: boolean;
+        };
+        GuildStateMemberDto: {
+            roles: string[];
+            /** @description ISO 8601; in the future while the member is timed out. */
+            communication_disabled_until: string | null;
+            user_id: string;
+        };
+        GuildStateDto: {
+            icon: string | null;
+            roles: components["schemas"]["GuildStateRoleDto"][];
+            channels: components["schemas"]["GuildStateChannelDto"][];
+            threads: components["schemas"]["GuildStateThreadDto"][];
+            id: string;
+            bot_member: components["schemas"]["GuildStateMemberDto"];
+            name: string;
+            owner_id: string;
+        };
+        GuildStateFieldsDto: {
+            icon: string | null;
+            name: string;
+            owner_id: string;
+        };
+        GuildStateReportDto: {
+            /**
+             * @example guild_create
+             * @enum {string}
+             */
+            type: "guild_create" | "guild_update" | "guild_delete" | "role_upsert" | "role_delete" | "channel_upsert" | "channel_delete" | "thread_upsert" | "thread_delete" | "thread_list_sync" | "bot_member_update";
+            /** @example 1100000000000000100 */
+            guild_id: string;
+            /**
+             * @description When the bot applied the event (ISO 8601 with its offset, the bot's clock).
+             * @example 2026-11-29T10:00:00.000Z
+             */
+            at: string;
+            /** @description guildStateHash of the guild as the bot holds it after this report (64 hex digits). */
+            hash?: string;
+            guild?: components["schemas"]["GuildStateDto"] | components["schemas"]["GuildStateFieldsDto"];
+            /** @description thread_list_sync: the parents whose threads are replaced; absent, every channel's. */
+            channel_ids?: string[];
+            threads?: components["schemas"]["GuildStateThreadDto"][];
+            /**
+             * @description The report's place in its stream: 1, 2, 3, …
+             * @example 1
+             */
+            seq: number;
+            unavailable?: boolean;
+            role?: components["schemas"]["GuildStateRoleDto"];
+            role_id?: string;
+            channel?: components["schemas"]["GuildStateChannelDto"];
+            channel_id?: string;
+            thread?: components["schemas"]["GuildStateThreadDto"];
+            thread_id?: string;
+            member?: components["schemas"]["GuildStateMemberDto"];
+        };
+        GuildStateStreamDto: {
+            /**
+             * @description 1–64 characters of A–Z a–z 0–9 _ - (a random UUID, say).
+             * @example 5f0c7a52-2a8e-4c1e-9f7e-0d6b3c1f2a90
+             */
+            id: string;
+            /**
+             * @description When the process started reporting (ISO 8601 with its offset).
+             * @example 2026-11-29T10:00:00.000Z
+             */
+            started_at: string;
+        };
+        GuildStateBatchDto: {
+            /** @description In `seq` order; an empty batch says the shard is alive. */
+            reports: components["schemas"]["GuildStateReportDto"][];
+            stream: components["schemas"]["GuildStateStreamDto"];
+        };
+        GuildStateGapDto: {
+            /** @example 42 */
+            expected_seq: number;
+            /** @example 45 */
+            received_seq: number;
+        };
+        GuildStateReceiptDto: {
+            /** @description Reports were missed: send the stream again from `expected_seq`, or start a new stream. */
+            gap: components["schemas"]["GuildStateGapDto"] | (never | null);
+            /**
+             * @description Guilds whose full state (`guild_create`) the service needs.
+             * @example []
+             */
+            resync: string[];
+            /**
+             * @description Reports that changed what the service holds.
+             * @example 3
+             */
+            applied: number;
+            /**
+             * @description Reports already applied before (a retry).
+             * @example 0
+             */
+            duplicates: number;
+            /**
+             * @description The seq the service expects next on this stream.
+             * @example 4
+             */
+            next_seq: number;
+        };
+        GuildStateBehindDto: {
+            /**
+             * @description Why the guild is served by the REST path: no state yet, the bot's hash differed, an outage,
+             *     its state came from a stream the shard no longer reports on, its shard's stream has a gap, or
+             *     its shard has not reported within GUILD_STATE_MAX_AGE.
+             * @enum {string}
+             */
+            reason: "missing" | "drifted" | "unavailable" | "old_stream" | "gap" | "stale";
+            /** @example 1100000000000000100 */
+            guild_id: string;
+        };
+        GuildStateStatusDto: {
+            /**
+             * @description Guilds behind, by reason.
+             * @example {
+             *       "missing": 0,
+             *       "drifted": 0,
+             *       "unavailable": 0,
+             *       "old_stream": 0,
+             *       "gap": 0,
+             *       "stale": 0
+             *     }
+             */
+            behind: {
+                [key: string]: number;
+            };
+            /** @description The first 100 guilds behind, by id. */
+            guilds_behind: components["schemas"]["GuildStateBehindDto"][];
+            /** @description Whether the membership feed is live (docs/bot-membership.md). */
+            membership_live: boolean;
+            /**
+             * @description Seconds a shard may stay silent before its guilds' state is no longer used (GUILD_STATE_MAX_AGE).
+             * @example 600
+             */
+            max_age: number;
+            /**
+             * @description Guilds the bot is in, by the membership feed.
+             * @example 2
+             */
+            guilds: number;
+            /**
+             * @description Of those, guilds whose state is live.
+             * @example 2
+             */
+            live: number;
         };
         UserGuildDto: {
             /**
@@ -1993,7 +2214,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */
@@ -2079,7 +2300,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */
@@ -2165,7 +2386,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */
@@ -2208,6 +2429,166 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FeedStatusDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    GuildStateController_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GuildStateBatchDto"];
+            };
+        };
+        responses: {
+            /** @description A shard reports what it sees in its guilds (API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GuildStateReceiptDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: VersionConflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    GuildStateController_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The guild-state feed: which guilds are read from it and which are behind (API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GuildStateStatusDto"];
                 };
             };
             /** @description Error: BadRequest */
@@ -2508,7 +2889,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */
@@ -2896,7 +3277,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */
@@ -3339,7 +3720,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */
@@ -3638,7 +4019,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB)",
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
                      *       "code": "BadRequest"
                      *     }
                      */

@@ -24,7 +24,8 @@ const INTERNAL_MESSAGE = 'An unexpected error occurred; quote the error_id when 
 
 /** Messages for the statuses that Nest and Fastify raise themselves, written for the API's user. */
 const FRAMEWORK_MESSAGES: Partial<Record<HttpStatus, string>> = {
-  [HttpStatus.PAYLOAD_TOO_LARGE]: 'Request body is too large (the limit is 100 KiB)',
+  [HttpStatus.PAYLOAD_TOO_LARGE]:
+    'Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)',
   [HttpStatus.UNSUPPORTED_MEDIA_TYPE]:
     'Unsupported Content-Type: send the body as application/json',
   [HttpStatus.METHOD_NOT_ALLOWED]: 'Method not allowed on this route',

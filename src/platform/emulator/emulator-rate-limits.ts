@@ -19,6 +19,13 @@ export const DEFAULT_ROUTE_LIMITS: Readonly<Record<string, RouteLimit>> = {
   'POST /oauth2/token/revoke': { limit: 10, windowMs: 1_000 },
   'GET /users/@me': { limit: 5, windowMs: 1_000 },
   'GET /users/@me/guilds': { limit: 1, windowMs: 1_000 },
+  // The user's own member, by the user's token (guilds.members.read). Discord publishes no figure
+  // and the stored docs, change log and issues give none (discord-domain.md §8); library users
+  // call it strict ("an aggressive rate limit", reboxer/discord-oauth2#76). 5 per 5 s is the
+  // informally reported figure, unverified: the strictest user route here, so a client that
+  // keeps to it keeps to the platform. Per token and guild, the guild being the route's major
+  // parameter as for every guild route (rate-limits.mdx).
+  'GET /users/@me/guilds/:guild_id/member': { limit: 5, windowMs: 5_000 },
   'GET /guilds/:guild_id': { limit: 5, windowMs: 1_000 },
   'GET /guilds/:guild_id/channels': { limit: 5, windowMs: 1_000 },
   'GET /guilds/:guild_id/threads/active': { limit: 5, windowMs: 1_000 },

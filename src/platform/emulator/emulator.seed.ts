@@ -29,6 +29,11 @@ export interface SeedChannel {
   topic?: string | null;
   nsfw?: boolean;
   permission_overwrites?: APIOverwrite[];
+  /**
+   * Threads only: an archived thread is not active, so neither the gateway nor
+   * `GET /guilds/{id}/threads/active` lists it. Absent means active.
+   */
+  archived?: boolean;
 }
 
 export interface SeedMember {
@@ -73,5 +78,11 @@ export interface EmulatorSeed {
   guilds: SeedGuild[];
   /** Codes that exist from the start (each usable once); more are issued at run time. */
   authorization_codes?: SeedAuthorizationCode[];
+  /**
+   * The scopes of a code issued without naming any (the demo's login, the tests' `loginAs`);
+   * `identify guilds` when absent. Add `guilds.members.read` to let those logins read the user's
+   * own member (`GET /users/@me/guilds/{id}/member`).
+   */
+  login_scopes?: string[];
   commands?: RESTPutAPIApplicationCommandsJSONBody;
 }

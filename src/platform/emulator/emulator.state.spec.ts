@@ -1,5 +1,6 @@
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
-import { EmulatorState, MAX_PENDING_CODES } from 'src/platform/emulator/emulator.state';
+import { MAX_PENDING_CODES } from 'src/platform/emulator/emulator-oauth2';
+import { EmulatorState } from 'src/platform/emulator/emulator.state';
 
 const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
 

@@ -1,17 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
 import {
+  OverwriteType,
   PermissionFlagsBits,
-  type GuildMemberFlags,
-  type GuildSystemChannelFlags,
-  type RoleFlags,
   type APIApplicationCommand,
-  type APIGuild,
   type APIGuildMember,
-  type APIRole,
   type APIUser,
   type RESTAPIPartialCurrentUserGuild,
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord-api-types/v10';
+import type { GuildState, GuildStateFields } from 'clients/bot-reporter/src/guild-state';
 import type {
   EmulatorSeed,
   SeedChannel,
@@ -19,40 +15,35 @@ import type {
   SeedMember,
   SeedRole,
 } from 'src/platform/emulator/emulator.seed';
+import {
+  consequences,
+  gatewayState,
+  stateFields,
+  stateMember,
+  stateRole,
+  stateThread,
+  type GuildStateChange,
+  type GuildStateEvent,
+} from 'src/platform/emulator/emulator-gateway-view';
+import {
+  EmulatorOAuth2,
+  type CodeChallenge,
+  type CodeRefusal,
+  type Grant,
+} from 'src/platform/emulator/emulator-oauth2';
+import { channelObject, memberObject } from 'src/platform/emulator/emulator-shapes';
+import {
+  isThreadType,
+  visibilityOf,
+  type Visibility,
+} from 'src/platform/emulator/emulator-visibility';
+
+export type { GuildStateChange } from 'src/platform/emulator/emulator-gateway-view';
 
 /** Every permission bit the platform defines: what an owner or an administrator holds. */
 const ALL_PERMISSIONS = Object.values(PermissionFlagsBits).reduce((all, bit) => all | bit, 0n);
-const THREAD_TYPES = new Set([10, 11, 12]);
-/** Codes are short-lived on the platform (about 100 s); the demo allows a few minutes. */
-const CODE_LIFETIME_MS = 10 * 60_000;
-const ACCESS_TOKEN_LIFETIME_S = 604_800;
-/**
- * Codes waiting to be exchanged: anyone may ask the demo for codes, so past this the oldest are
- * dropped (and expired ones always are).
- */
-export const MAX_PENDING_CODES = 10_000;
-
-export interface Grant {
-  userId: string;
-  scopes: string[];
-  accessToken: string;
-  refreshToken: string;
-  expiresAt: number;
-}
-
-/** PKCE (RFC 7636): the challenge a code was issued with, which its exchange must answer. */
-export interface CodeChallenge {
-  challenge: string;
-  method: 'S256' | 'plain';
-}
-
-interface PendingCode {
-  userId: string;
-  scopes: string[];
-  redirectUri: string;
-  expiresAt: number;
-  challenge?: CodeChallenge;
-}
+/** The scopes of a code issued without naming any, unless the seed says otherwise. */
+const DEFAULT_LOGIN_SCOPES = ['identify', 'guilds'];
 
 /** The bot joined (`present`) or left a guild: what the platform's gateway would tell the bot. */
 export interface BotMembershipChange {
@@ -60,16 +51,19 @@ export interface BotMembershipChange {
   present: boolean;
 }
 
-/** The emulated platform's data: the seed plus what happens at run time (codes, tokens, commands). */
+/**
+ * The emulated platform's data: the seed plus what happens at run time (guilds changing as the bot's
+ * gateway would announce it, codes and tokens, commands).
+ */
 export class EmulatorState {
   private readonly users = new Map<string, APIUser>();
   private readonly guilds = new Map<string, SeedGuild>();
-  private readonly codes = new Map<string, PendingCode>();
-  private readonly grantsByAccess = new Map<string, Grant>();
-  private readonly grantsByRefresh = new Map<string, Grant>();
   private commands: APIApplicationCommand[] = [];
   private nextId = 1_200_000_000_000_000_000n;
+  /** Authorization codes and the grants issued for them. */
+  private readonly oauth2: EmulatorOAuth2;
   private readonly botMembershipListeners = new Set<(change: BotMembershipChange) => void>();
+  private readonly guildStateListeners = new Set<(change: GuildStateChange) => void>();
 
   constructor(
     readonly seed: EmulatorSeed,
@@ -77,19 +71,21 @@ export class EmulatorState {
   ) {
     for (const user of seed.users) this.users.set(user.id, user);
     for (const guild of seed.guilds) this.guilds.set(guild.id, guild);
-    for (const code of seed.authorization_codes ?? []) {
-      this.codes.set(code.code, {
-        userId: code.user_id,
-        scopes: code.scopes,
-        redirectUri: code.redirect_uri,
-        expiresAt: Number.POSITIVE_INFINITY,
-      });
-    }
+    this.oauth2 = new EmulatorOAuth2(
+      (userId) => this.users.has(userId),
+      now,
+      seed.authorization_codes ?? [],
+    );
     if (seed.commands) this.replaceCommands(seed.commands);
   }
 
   get botUserId(): string {
     return this.seed.application.id;
+  }
+
+  /** The scopes of a code issued without naming any. */
+  get loginScopes(): string[] {
+    return this.seed.login_scopes ?? DEFAULT_LOGIN_SCOPES;
   }
 
   user(id: string): APIUser | undefined {
@@ -104,27 +100,151 @@ export class EmulatorState {
     return guild.members.find((member) => member.user_id === userId);
   }
 
-  /** Run-time change (tests, demo): `userId` joins the guild; the bot joins with its own id. */
+  /**
+   * Run-time change (tests, demo): `userId` joins the guild, or, already a member, changes (roles,
+   * timeout). The bot joins with its own id: `guild_create` with the guild as its gateway holds it;
+   * a change to the bot's own member is a `bot_member_update`.
+   */
   addMember(guildId: string, member: SeedMember): void {
     const guild = this.requireGuild(guildId);
-    const joins = member.user_id === this.botUserId && !this.member(guild, this.botUserId);
-    guild.members = [...guild.members.filter((m) => m.user_id !== member.user_id), member];
-    if (joins) this.announce({ guildId, present: true });
+    const isBot = member.user_id === this.botUserId;
+    const joins = isBot && !this.member(guild, this.botUserId);
+    const apply = (): void => {
+      guild.members = [...guild.members.filter((m) => m.user_id !== member.user_id), member];
+    };
+    if (isBot && !joins) {
+      this.change(guild, apply, () => [{ type: 'bot_member_update', member: stateMember(member) }]);
+      return;
+    }
+    // Another member's change cannot change what the bot sees: nothing to announce for it.
+    apply();
+    if (!joins) return;
+    this.announce({ guildId, present: true });
+    this.announceGuildCreate(guild);
   }
 
-  /** Run-time change (tests, demo): `userId` leaves the guild, or the bot, with its own id. */
+  /** Run-time change (tests, demo): `userId` leaves the guild, or the bot (`guild_delete`). */
   removeMember(guildId: string, userId: string): void {
     const guild = this.requireGuild(guildId);
     const leaves = userId === this.botUserId && !!this.member(guild, userId);
     guild.members = guild.members.filter((member) => member.user_id !== userId);
-    if (leaves) this.announce({ guildId, present: false });
+    if (!leaves) return;
+    this.announce({ guildId, present: false });
+    this.announceState(guildId, [{ type: 'guild_delete', unavailable: false }]);
   }
 
   /** Run-time change (tests, demo): a new guild; with the bot among its members, the bot joins. */
   addGuild(guild: SeedGuild): void {
     if (this.guilds.has(guild.id)) throw new Error(`guild ${guild.id} exists`);
     this.guilds.set(guild.id, guild);
-    if (this.member(guild, this.botUserId)) this.announce({ guildId: guild.id, present: true });
+    if (!this.member(guild, this.botUserId)) return;
+    this.announce({ guildId: guild.id, present: true });
+    this.announceGuildCreate(guild);
+  }
+
+  /** Run-time change (tests, demo): the guild's name, icon or owner (`guild_update`). */
+  updateGuild(guildId: string, fields: Partial<GuildStateFields>): void {
+    const guild = this.requireGuild(guildId);
+    this.change(
+      guild,
+      () => Object.assign(guild, definedOnly(fields)),
+      () => [{ type: 'guild_update', guild: stateFields(guild) }],
+    );
+  }
+
+  /** Run-time change (tests, demo): a role is created or changed (`role_upsert`). */
+  upsertRole(guildId: string, role: SeedRole): void {
+    const guild = this.requireGuild(guildId);
+    this.change(
+      guild,
+      () => (guild.roles = replaceById(guild.roles, role)),
+      () => [{ type: 'role_upsert', role: stateRole(role) }],
+    );
+  }
+
+  /**
+   * Run-time change (tests, demo): a role is deleted, and with it its place in members' roles and
+   * in channels' overwrites, as on the platform. The gateway announces only GUILD_ROLE_DELETE for
+   * those (as for member roles, clients drop the role themselves), so only `role_delete` is
+   * announced, besides channels the bot gains or loses by it.
+   */
+  deleteRole(guildId: string, roleId: string): void {
+    const guild = this.requireGuild(guildId);
+    if (roleId === guildId) throw new Error('@everyone cannot be deleted');
+    if (!guild.roles.some((role) => role.id === roleId)) throw new Error(`unknown role ${roleId}`);
+    this.change(
+      guild,
+      () => {
+        guild.roles = guild.roles.filter((role) => role.id !== roleId);
+        guild.members = guild.members.map((member) =>
+          member.roles.includes(roleId)
+            ? { ...member, roles: member.roles.filter((id) => id !== roleId) }
+            : member,
+        );
+        guild.channels = guild.channels.map((channel) => withoutRoleOverwrite(channel, roleId));
+      },
+      () => [{ type: 'role_delete', role_id: roleId }],
+    );
+  }
+
+  /**
+   * Run-time change (tests, demo): a channel or thread is created or changed. A channel is
+   * announced as the bot's gateway sees it (obfuscated when the bot cannot view it); a thread only
+   * when the bot can view it (an archived one too, as THREAD_UPDATE tells it).
+   */
+  upsertChannel(guildId: string, channel: SeedChannel): void {
+    const guild = this.requireGuild(guildId);
+    this.change(
+      guild,
+      () => (guild.channels = replaceById(guild.channels, channel)),
+      (after, visibility) => {
+        if (!isThreadType(channel.type)) {
+          const seen = after.channels.find((c) => c.id === channel.id);
+          return seen ? [{ type: 'channel_upsert', channel: seen }] : [];
+        }
+        return visibility.threads.has(channel.id)
+          ? [{ type: 'thread_upsert', thread: stateThread(channel) }]
+          : [];
+      },
+    );
+  }
+
+  /**
+   * Run-time change (tests, demo): a channel or thread is deleted. A category's channels stay,
+   * out of any category (each a `channel_upsert`); a channel's threads go with it, each announced
+   * as a `thread_delete` when the bot could view it.
+   */
+  deleteChannel(guildId: string, channelId: string): void {
+    const guild = this.requireGuild(guildId);
+    const target = guild.channels.find((channel) => channel.id === channelId);
+    if (!target) throw new Error(`unknown channel ${channelId}`);
+    const viewedThreads = this.botVisibility(guild).threads;
+    const threads = isThreadType(target.type)
+      ? [target]
+      : guild.channels.filter((c) => isThreadType(c.type) && c.parent_id === channelId);
+    const gone = new Set([channelId, ...threads.map((thread) => thread.id)]);
+    const orphans = guild.channels.filter((c) => !gone.has(c.id) && c.parent_id === channelId);
+    this.change(
+      guild,
+      () => {
+        guild.channels = guild.channels
+          .filter((channel) => !gone.has(channel.id))
+          .map((channel) =>
+            channel.parent_id === channelId ? { ...channel, parent_id: null } : channel,
+          );
+      },
+      (after) => [
+        ...(isThreadType(target.type)
+          ? []
+          : [{ type: 'channel_delete' as const, channel_id: channelId }]),
+        ...after.channels
+          .filter((channel) => orphans.some((orphan) => orphan.id === channel.id))
+          .map((channel) => ({ type: 'channel_upsert' as const, channel })),
+        ...threads
+          .filter((thread) => viewedThreads.has(thread.id))
+          .map((thread) => ({ type: 'thread_delete' as const, thread_id: thread.id })),
+      ],
+    );
   }
 
   /** The guilds the bot is in now: what the gateway's READY would list. */
@@ -143,8 +263,70 @@ export class EmulatorState {
     return () => this.botMembershipListeners.delete(listener);
   }
 
+  /**
+   * The guild as the bot's gateway connection holds it now: what its GUILD_CREATE would bring
+   * (channels it cannot view obfuscated, the active threads it can view, its own member).
+   */
+  gatewayGuildState(guildId: string): GuildState {
+    const view = this.gatewayView(this.requireGuild(guildId));
+    if (!view) throw new Error(`the bot is not in guild ${guildId}`);
+    return view;
+  }
+
+  /**
+   * Calls `listener` with each change to a guild the bot is in, as its gateway would announce it,
+   * in order; returns what stops it. Whoever mirrors a guild from these matches
+   * `gatewayGuildState` (and its `guildStateHash`) by also doing what the platform leaves to its
+   * clients: dropping a thread once archived, the threads of a channel that turns obfuscated, and
+   * a deleted role from the bot's roles and from overwrites.
+   */
+  onGuildState(listener: (change: GuildStateChange) => void): () => void {
+    this.guildStateListeners.add(listener);
+    return () => this.guildStateListeners.delete(listener);
+  }
+
   private announce(change: BotMembershipChange): void {
     for (const listener of this.botMembershipListeners) listener(change);
+  }
+
+  private announceState(guildId: string, events: readonly GuildStateEvent[]): void {
+    for (const event of events) {
+      const change: GuildStateChange = { guild_id: guildId, ...event };
+      for (const listener of this.guildStateListeners) listener(change);
+    }
+  }
+
+  private announceGuildCreate(guild: SeedGuild): void {
+    const view = this.gatewayView(guild);
+    if (view) this.announceState(guild.id, [{ type: 'guild_create', guild: view }]);
+  }
+
+  /**
+   * Applies a run-time change to `guild`; when the bot is in it, announces the change's own events
+   * (`primary`, from the guild after it) and then what follows for what the bot can view.
+   */
+  private change(
+    guild: SeedGuild,
+    apply: () => void,
+    primary: (after: GuildState, visibility: Visibility) => GuildStateEvent[],
+  ): void {
+    const before = this.gatewayView(guild);
+    apply();
+    const visibility = this.botVisibility(guild);
+    const after = this.gatewayView(guild, visibility);
+    if (!before || !after) return;
+    const events = primary(after, visibility);
+    this.announceState(guild.id, [...events, ...consequences(before, after, events)]);
+  }
+
+  /** The guild as the bot's gateway holds it; null when the bot is not in it. */
+  private gatewayView(guild: SeedGuild, visibility?: Visibility): GuildState | null {
+    const bot = this.member(guild, this.botUserId);
+    return bot ? gatewayState(guild, bot, visibility ?? this.botVisibility(guild)) : null;
+  }
+
+  private botVisibility(guild: SeedGuild): Visibility {
+    return visibilityOf(guild, this.botUserId, this.now());
   }
 
   private requireGuild(guildId: string): SeedGuild {
@@ -153,7 +335,7 @@ export class EmulatorState {
     return guild;
   }
 
-  // --- OAuth2 -----------------------------------------------------------------------------------
+  // --- OAuth2 (emulator-oauth2.ts) ---------------------------------------------------------------
 
   issueCode(
     userId: string,
@@ -161,171 +343,49 @@ export class EmulatorState {
     redirectUri: string,
     challenge?: CodeChallenge,
   ): string {
-    if (!this.users.has(userId)) throw new Error(`unknown user ${userId}`);
-    const now = this.now();
-    this.purgeCodes(now);
-    const code = randomBytes(15).toString('base64url');
-    this.codes.set(code, {
-      userId,
-      scopes,
-      redirectUri,
-      expiresAt: now + CODE_LIFETIME_MS,
-      challenge,
-    });
-    return code;
+    return this.oauth2.issueCode(userId, scopes, redirectUri, challenge);
   }
 
   /** Codes issued and neither exchanged nor dropped yet. */
   get pendingCodes(): number {
-    return this.codes.size;
+    return this.oauth2.pendingCodes;
   }
 
-  /** Drops expired codes, then the oldest while there is no room for one more. */
-  private purgeCodes(now: number): void {
-    for (const [code, pending] of this.codes) {
-      if (pending.expiresAt < now) this.codes.delete(code);
-      // Issued codes all live CODE_LIFETIME_MS, in insertion order: the rest are younger.
-      else if (Number.isFinite(pending.expiresAt)) break;
-    }
-    for (const code of this.codes.keys()) {
-      if (this.codes.size < MAX_PENDING_CODES) break;
-      this.codes.delete(code);
-    }
-  }
-
-  /**
-   * Redeems a code once; a refusal with the token endpoint's `error_description` when it is
-   * unknown, used, expired or for another redirect, or the verifier is wrong. A refused verifier
-   * leaves the code redeemable, so whoever sees a code without its verifier cannot spend it.
-   */
   redeemCode(code: string, redirectUri: string, verifier?: string): Grant | CodeRefusal {
-    const pending = this.codes.get(code);
-    if (!pending || pending.expiresAt < this.now() || pending.redirectUri !== redirectUri) {
-      this.codes.delete(code);
-      return { refused: CODE_REFUSALS.invalidCode };
-    }
-    // A verifier for a code issued without a challenge is refused too (OAuth 2.1: no downgrade).
-    if (!pending.challenge && verifier !== undefined) {
-      return { refused: CODE_REFUSALS.verifierWithoutChallenge };
-    }
-    if (pending.challenge && !answersChallenge(pending.challenge, verifier)) {
-      return { refused: CODE_REFUSALS.invalidCode };
-    }
-    this.codes.delete(code);
-    return this.createGrant(pending.userId, pending.scopes);
+    return this.oauth2.redeemCode(code, redirectUri, verifier);
   }
 
-  /** Rotates a grant: the old refresh and access tokens stop working. */
   refresh(refreshToken: string): Grant | undefined {
-    const grant = this.grantsByRefresh.get(refreshToken);
-    if (!grant) return undefined;
-    this.revokeGrant(grant);
-    return this.createGrant(grant.userId, grant.scopes);
+    return this.oauth2.refresh(refreshToken);
   }
 
-  /** Revoking either token of an authorization kills all of its tokens, as on the platform. */
   revoke(token: string): void {
-    const grant = this.grantsByAccess.get(token) ?? this.grantsByRefresh.get(token);
-    if (grant) this.revokeGrant(grant);
+    this.oauth2.revoke(token);
   }
 
   grantForAccessToken(token: string): Grant | undefined {
-    const grant = this.grantsByAccess.get(token);
-    return grant && grant.expiresAt > this.now() ? grant : undefined;
-  }
-
-  private createGrant(userId: string, scopes: string[]): Grant {
-    const grant: Grant = {
-      userId,
-      scopes,
-      accessToken: randomBytes(24).toString('base64url'),
-      refreshToken: randomBytes(24).toString('base64url'),
-      expiresAt: this.now() + ACCESS_TOKEN_LIFETIME_S * 1000,
-    };
-    this.grantsByAccess.set(grant.accessToken, grant);
-    this.grantsByRefresh.set(grant.refreshToken, grant);
-    return grant;
-  }
-
-  private revokeGrant(grant: Grant): void {
-    this.grantsByAccess.delete(grant.accessToken);
-    this.grantsByRefresh.delete(grant.refreshToken);
+    return this.oauth2.grantForAccessToken(token);
   }
 
   // --- Shapes as the platform serves them -------------------------------------------------------
 
-  guildObject(guild: SeedGuild): APIGuild {
-    return {
-      id: guild.id,
-      name: guild.name,
-      icon: guild.icon,
-      splash: null,
-      discovery_splash: null,
-      banner: null,
-      description: null,
-      owner_id: guild.owner_id,
-      application_id: null,
-      region: 'deprecated',
-      afk_channel_id: null,
-      afk_timeout: 300,
-      widget_enabled: false,
-      widget_channel_id: null,
-      system_channel_id: null,
-      system_channel_flags: 0 as GuildSystemChannelFlags,
-      rules_channel_id: null,
-      public_updates_channel_id: null,
-      safety_alerts_channel_id: null,
-      verification_level: 1,
-      default_message_notifications: 1,
-      explicit_content_filter: 2,
-      mfa_level: 0,
-      nsfw_level: 0,
-      preferred_locale: 'en-US',
-      premium_progress_bar_enabled: false,
-      premium_tier: 0,
-      premium_subscription_count: 0,
-      roles: guild.roles.map(roleObject),
-      emojis: [],
-      stickers: [],
-      features: (guild.features ?? []) as APIGuild['features'],
-      max_presences: null,
-      max_members: 500_000,
-      vanity_url_code: null,
-      max_video_channel_users: 25,
-      max_stage_video_channel_users: 50,
-      hub_type: null,
-      incidents_data: null,
-    } as APIGuild;
-  }
-
-  /** `GET /guilds/{id}/channels`: like the platform, without threads. */
+  /**
+   * `GET /guilds/{id}/channels`: like the platform, without threads, and without the channels the
+   * bot cannot view (change log "Channel Obfuscation for Users and Bots": omitted entirely).
+   */
   channelObjects(guild: SeedGuild): Record<string, unknown>[] {
+    const { channels } = this.botVisibility(guild);
     return guild.channels
-      .filter((channel) => !THREAD_TYPES.has(channel.type))
+      .filter((channel) => !isThreadType(channel.type) && channels.has(channel.id))
       .map((channel) => channelObject(guild.id, channel));
   }
 
+  /** `GET /guilds/{id}/threads/active`: the active threads the bot can view. */
   threadObjects(guild: SeedGuild): Record<string, unknown>[] {
+    const { threads } = this.botVisibility(guild);
     return guild.channels
-      .filter((channel) => THREAD_TYPES.has(channel.type))
+      .filter((channel) => threads.has(channel.id) && !channel.archived)
       .map((channel) => channelObject(guild.id, channel));
-  }
-
-  memberObject(member: SeedMember): APIGuildMember {
-    return {
-      user: this.users.get(member.user_id),
-      nick: member.nick ?? null,
-      avatar: null,
-      banner: null,
-      roles: member.roles,
-      joined_at: member.joined_at,
-      premium_since: null,
-      deaf: false,
-      mute: false,
-      flags: 0 as GuildMemberFlags,
-      pending: false,
-      communication_disabled_until: member.communication_disabled_until ?? null,
-    } as APIGuildMember;
   }
 
   /** `GET /users/@me/guilds` for a user: the guilds the user is in, by ascending id. */
@@ -348,6 +408,10 @@ export class EmulatorState {
         permissions: this.guildPermissions(guild, userId).toString(),
         features: (guild.features ?? []) as RESTAPIPartialCurrentUserGuild['features'],
       }));
+  }
+
+  memberObject(member: SeedMember): APIGuildMember {
+    return memberObject(member, this.users.get(member.user_id));
   }
 
   /** Guild-level permissions, as the platform reports them in the guild list (no overwrites). */
@@ -392,61 +456,30 @@ export class EmulatorState {
   }
 }
 
-function roleObject(role: SeedRole): APIRole {
+/** `list` with `item` in place of the entry of the same id, or added at the end. */
+function replaceById<T extends { id: string }>(list: readonly T[], item: T): T[] {
+  const at = list.findIndex((entry) => entry.id === item.id);
+  return at < 0 ? [...list, item] : list.map((entry, i) => (i === at ? item : entry));
+}
+
+function withoutRoleOverwrite(channel: SeedChannel, roleId: string): SeedChannel {
+  const overwrites = channel.permission_overwrites;
+  if (!overwrites?.some((o) => o.id === roleId && o.type === OverwriteType.Role)) return channel;
   return {
-    id: role.id,
-    name: role.name,
-    color: role.color ?? 0,
-    colors: { primary_color: role.color ?? 0, secondary_color: null, tertiary_color: null },
-    hoist: role.hoist ?? false,
-    icon: null,
-    unicode_emoji: null,
-    position: role.position,
-    permissions: role.permissions,
-    managed: role.managed ?? false,
-    mentionable: role.mentionable ?? false,
-    flags: 0 as RoleFlags,
-    ...(role.tags ? { tags: role.tags } : {}),
+    ...channel,
+    permission_overwrites: overwrites.filter(
+      (o) => !(o.id === roleId && o.type === OverwriteType.Role),
+    ),
   };
 }
 
-function channelObject(guildId: string, channel: SeedChannel): Record<string, unknown> {
-  return {
-    id: channel.id,
-    type: channel.type,
-    guild_id: guildId,
-    name: channel.name,
-    position: channel.position,
-    parent_id: channel.parent_id ?? null,
-    permission_overwrites: channel.permission_overwrites ?? [],
-    nsfw: channel.nsfw ?? false,
-    ...(channel.topic !== undefined ? { topic: channel.topic } : {}),
-    flags: 0,
-  };
+function definedOnly<T extends object>(fields: Partial<T>): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 export function compareSnowflakes(a: string, b: string): number {
   const diff = BigInt(a) - BigInt(b);
   return diff === 0n ? 0 : diff < 0n ? -1 : 1;
-}
-
-/** Why the token endpoint refuses a code, as its `error_description`. */
-export const CODE_REFUSALS = {
-  invalidCode: 'Invalid "code" in request.',
-  verifierWithoutChallenge:
-    'A "code_verifier" was sent for a code issued without a "code_challenge".',
-} as const;
-
-export interface CodeRefusal {
-  refused: (typeof CODE_REFUSALS)[keyof typeof CODE_REFUSALS];
-}
-
-/** Whether `verifier` is the one the challenge was made from (RFC 7636 §4.6). */
-function answersChallenge(challenge: CodeChallenge, verifier: string | undefined): boolean {
-  if (verifier === undefined) return false;
-  const expected =
-    challenge.method === 'S256'
-      ? createHash('sha256').update(verifier).digest('base64url')
-      : verifier;
-  return expected === challenge.challenge;
 }

@@ -11,11 +11,9 @@ import {
   EmulatorRateLimits,
   type EmulatorRateLimitOptions,
 } from 'src/platform/emulator/emulator-rate-limits';
-import {
-  type CodeChallenge,
-  EmulatorState,
-  type Grant,
-} from 'src/platform/emulator/emulator.state';
+import type { CodeChallenge, Grant } from 'src/platform/emulator/emulator-oauth2';
+import { guildObject } from 'src/platform/emulator/emulator-shapes';
+import { EmulatorState } from 'src/platform/emulator/emulator.state';
 
 /**
  * Runs before every route with the request's route template (e.g. `GET /guilds/:guild_id`): it may
@@ -58,6 +56,9 @@ export interface EmulatorOptions {
 }
 
 type Caller = { kind: 'bot' } | { kind: 'bearer'; grant: Grant };
+
+/** The OAuth2 scope of `GET /users/@me/guilds/{id}/member`. */
+export const MEMBER_READ_SCOPE = 'guilds.members.read';
 
 /** The platform's JSON error bodies. */
 const ERRORS = {
@@ -133,6 +134,7 @@ export class PlatformEmulator {
   /** Issues a single-use authorization code, as the platform's consent screen would. */
   issueCode(options: {
     userId: string;
+    /** The seed's `login_scopes` (by default `identify guilds`) when absent. */
     scopes?: string[];
     redirectUri: string;
     /** PKCE: the exchange must then send the verifier this challenge was made from. */
@@ -140,7 +142,7 @@ export class PlatformEmulator {
   }): string {
     return this.state.issueCode(
       options.userId,
-      options.scopes ?? ['identify', 'guilds'],
+      options.scopes ?? this.state.loginScopes,
       options.redirectUri,
       options.challenge,
     );
@@ -338,9 +340,24 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
     return state.partialGuildsOf(id, { after: query.after, before: query.before, limit });
   });
 
+  // The user's own member (OAuth2 scope guilds.members.read; a token without it is refused 401,
+  // as on the other user routes). A guild the user is not in, or that does not exist, is a 404:
+  // clients of the platform read 404 as "not on that server"; the docs give no body, so it is
+  // the one the platform gives for a guild it will not show (Unknown Guild, 10004).
+  server.get(`${v10}/users/@me/guilds/:guild_id/member`, (request) => {
+    const caller = callerOf(request, state);
+    requireScope(caller, MEMBER_READ_SCOPE);
+    const id = caller.kind === 'bot' ? state.botUserId : caller.grant.userId;
+    const { guild_id: guildId } = request.params as Params;
+    const guild = isSnowflake(guildId) ? state.guild(guildId) : undefined;
+    const member = guild ? state.member(guild, id) : undefined;
+    if (!member) throw new EmulatorError(ERRORS.unknownGuild);
+    return state.memberObject(member);
+  });
+
   server.get(`${v10}/guilds/:guild_id`, (request) => {
     requireBot(request, state);
-    return state.guildObject(botVisibleGuild(request.params as Params, state));
+    return guildObject(botVisibleGuild(request.params as Params, state));
   });
 
   server.get(`${v10}/guilds/:guild_id/channels`, (request) => {

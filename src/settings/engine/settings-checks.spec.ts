@@ -40,7 +40,7 @@ describe('what a write must satisfy in the live guild', () => {
   it('names every role or channel that is not of this guild, in single rows and in Reorder lists', () => {
     expect(referenceProblems(setting, context, { role: '1', channels: [CHANNEL, '2'] })).toEqual([
       { field: 'role', message: '1 is not a role of this guild' },
-      { field: 'channels', message: '2 is not a channel of this guild' },
+      { field: 'channels', message: '2 is not a channel of this guild that the bot can view' },
     ]);
     expect(referenceProblems(setting, context, [{ role: ROLE }, { role: '3' }])).toEqual([
       { field: 'role', message: '3 is not a role of this guild' },

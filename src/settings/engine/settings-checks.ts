@@ -118,7 +118,10 @@ export function permissionProblems(
   return problems;
 }
 
-/** Role and channel values must name a role or channel of this guild. */
+/**
+ * Role and channel values must name a role or channel of this guild. The platform hides the
+ * channels the bot cannot view (docs/guild-state.md), so a channel is one the bot can view.
+ */
 export function referenceProblems(
   setting: RegisteredSetting,
   context: GuildContext,
@@ -127,8 +130,13 @@ export function referenceProblems(
   const problems: ErrorDetail[] = [];
   for (const { column, kind, value } of textValues(setting, fields, ['role', 'channel'])) {
     const known = kind === 'role' ? context.role(value) : context.channel(value);
-    if (!known)
-      problems.push({ field: column, message: `${value} is not a ${kind} of this guild` });
+    if (!known) {
+      const what =
+        kind === 'channel'
+          ? 'a channel of this guild that the bot can view'
+          : `a ${kind} of this guild`;
+      problems.push({ field: column, message: `${value} is not ${what}` });
+    }
   }
   return problems;
 }

@@ -223,7 +223,7 @@ describe('SettingsService', () => {
     const { run, feedback } = await setUp();
     await expect(run(OWNER, 'Create', { ...TOPIC, channel: '999' })).rejects.toMatchObject({
       code: 'BadRequest',
-      message: 'Invalid fields: 999 is not a channel of this guild',
+      message: 'Invalid fields: 999 is not a channel of this guild that the bot can view',
     });
     expect(await feedback.find()).toEqual([]);
   });

@@ -1,0 +1,211 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { GuildState } from 'clients/bot-reporter/src/guild-state';
+
+/** Every write takes its version from the feeds' one sequence (docs/bot-membership.md). */
+const NEXT_VERSION = `nextval('bot_membership_version')`;
+
+/** What the service holds of one guild between reports. */
+export interface HeldGuild {
+  state: GuildState;
+  /** Roles, channels and threads deleted since the last `guild_create`, oldest first. */
+  deletedIds: string[];
+  unavailable: boolean;
+}
+
+/** A shard's current report stream, as `bot_guild_shards` holds it. */
+export interface ShardStream {
+  streamId: string | null;
+  startedAt: Date | null;
+  seq: number;
+  gap: boolean;
+}
+
+/** A guild's row as the feed writes it. */
+export interface GuildStateRow {
+  guildId: string;
+  shardId: number;
+  streamId: string;
+  held: HeldGuild;
+  hash: string;
+  drifted: boolean;
+  reportedAt: Date;
+}
+
+/** What every instance keeps in memory of a guild's row, to tell whether it is live. */
+export interface GuildStateMeta {
+  guildId: string;
+  shardId: number;
+  streamId: string;
+  drifted: boolean;
+  unavailable: boolean;
+  version: number;
+}
+
+interface MetaRow {
+  guild_id: string;
+  shard_id: number;
+  stream_id: string;
+  drifted: boolean;
+  unavailable: boolean;
+  version: string;
+}
+
+const META_COLUMNS = 'guild_id, shard_id, stream_id, drifted, unavailable, version';
+
+function metaOf(row: MetaRow): GuildStateMeta {
+  return {
+    guildId: row.guild_id,
+    shardId: row.shard_id,
+    streamId: row.stream_id,
+    drifted: row.drifted,
+    unavailable: row.unavailable,
+    version: Number(row.version),
+  };
+}
+
+/** The guild-state feed's writes, inside the feeds' transaction (it holds their lock). */
+export class GuildStateWrites {
+  constructor(private readonly manager: EntityManager) {}
+
+  async shardStream(shardId: number): Promise<ShardStream> {
+    const [row] = await this.manager.query<
+      {
+        stream_id: string | null;
+        stream_started_at: Date | string | null;
+        stream_seq: string;
+        stream_gap: boolean;
+      }[]
+    >(
+      `SELECT stream_id, stream_started_at, stream_seq, stream_gap FROM bot_guild_shards
+       WHERE shard_id = $1`,
+      [shardId],
+    );
+    if (!row) return { streamId: null, startedAt: null, seq: 0, gap: false };
+    return {
+      streamId: row.stream_id,
+      startedAt: row.stream_started_at === null ? null : new Date(row.stream_started_at),
+      seq: Number(row.stream_seq),
+      gap: row.stream_gap,
+    };
+  }
+
+  /** The shard's stream after a batch; the shard has reported (`reportedAt`, the service's clock). */
+  async saveShardStream(
+    shardId: number,
+    stream: { streamId: string; startedAt: Date; seq: number; gap: boolean },
+    reportedAt: Date,
+  ): Promise<void> {
+    await this.manager.query(
+      `INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version,
+         stream_id, stream_started_at, stream_seq, stream_gap)
+       VALUES ($1, NULL, NULL, $2, ${NEXT_VERSION}, $3, $4, $5, $6)
+       ON CONFLICT (shard_id) DO UPDATE SET
+         reported_at = GREATEST(bot_guild_shards.reported_at, EXCLUDED.reported_at),
+         version = EXCLUDED.version,
+         stream_id = EXCLUDED.stream_id,
+         stream_started_at = EXCLUDED.stream_started_at,
+         stream_seq = EXCLUDED.stream_seq,
+         stream_gap = EXCLUDED.stream_gap`,
+      [shardId, reportedAt, stream.streamId, stream.startedAt, stream.seq, stream.gap],
+    );
+  }
+
+  /** What is held of these guilds (those with a row), and the stream that wrote each. */
+  async held(
+    guildIds: readonly string[],
+  ): Promise<Map<string, { held: HeldGuild; streamId: string }>> {
+    if (guildIds.length === 0) return new Map();
+    const rows = await this.manager.query<
+      {
+        guild_id: string;
+        stream_id: string;
+        state: GuildState;
+        deleted_ids: string[];
+        unavailable: boolean;
+      }[]
+    >(
+      `SELECT guild_id, stream_id, state, deleted_ids, unavailable FROM bot_guild_states
+       WHERE guild_id = ANY($1::varchar[])`,
+      [guildIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.guild_id,
+        {
+          held: { state: row.state, deletedIds: row.deleted_ids, unavailable: row.unavailable },
+          streamId: row.stream_id,
+        },
+      ]),
+    );
+  }
+
+  /** Writes these guilds' rows whole, in one statement. */
+  async save(rows: readonly GuildStateRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.manager.query(
+      `INSERT INTO bot_guild_states (guild_id, shard_id, stream_id, state, deleted_ids, hash,
+         drifted, unavailable, reported_at, version)
+       SELECT r.guild_id, r.shard_id, r.stream_id, r.state::jsonb, r.deleted_ids::jsonb, r.hash,
+         r.drifted, r.unavailable, r.reported_at, ${NEXT_VERSION}
+       FROM unnest($1::varchar[], $2::int[], $3::varchar[], $4::text[], $5::text[], $6::varchar[],
+         $7::boolean[], $8::boolean[], $9::timestamptz[])
+         AS r(guild_id, shard_id, stream_id, state, deleted_ids, hash, drifted, unavailable,
+           reported_at)
+       ON CONFLICT (guild_id) DO UPDATE SET
+         shard_id = EXCLUDED.shard_id, stream_id = EXCLUDED.stream_id, state = EXCLUDED.state,
+         deleted_ids = EXCLUDED.deleted_ids, hash = EXCLUDED.hash, drifted = EXCLUDED.drifted,
+         unavailable = EXCLUDED.unavailable, reported_at = EXCLUDED.reported_at,
+         version = EXCLUDED.version`,
+      [
+        rows.map((r) => r.guildId),
+        rows.map((r) => r.shardId),
+        rows.map((r) => r.streamId),
+        rows.map((r) => JSON.stringify(r.held.state)),
+        rows.map((r) => JSON.stringify(r.held.deletedIds)),
+        rows.map((r) => r.hash),
+        rows.map((r) => r.drifted),
+        rows.map((r) => r.held.unavailable),
+        rows.map((r) => r.reportedAt),
+      ],
+    );
+  }
+
+  /**
+   * Drops the state of every guild the membership feed does not hold as present (of `guildIds`,
+   * or of all): one truth, a guild the bot is not in has no state.
+   */
+  async dropNotPresent(guildIds?: readonly string[]): Promise<void> {
+    if (guildIds?.length === 0) return;
+    await this.manager.query(
+      `DELETE FROM bot_guild_states s WHERE ${guildIds ? 's.guild_id = ANY($1::varchar[]) AND' : ''}
+         NOT EXISTS (SELECT 1 FROM bot_guilds g WHERE g.guild_id = s.guild_id AND g.present)`,
+      guildIds ? [guildIds] : [],
+    );
+  }
+}
+
+/** The guild-state feed's reads, behind methods named for their intent. */
+@Injectable()
+export class GuildStateRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Rows written after `version`, oldest first, at most `limit`, without their state. */
+  async changesAfter(version: number, limit: number): Promise<GuildStateMeta[]> {
+    const rows = await this.dataSource.query<MetaRow[]>(
+      `SELECT ${META_COLUMNS} FROM bot_guild_states WHERE version > $1 ORDER BY version LIMIT $2`,
+      [version, limit],
+    );
+    return rows.map(metaOf);
+  }
+
+  /** One guild's state and its row's facts; undefined when there is no row. */
+  async load(guildId: string): Promise<{ meta: GuildStateMeta; state: GuildState } | undefined> {
+    const [row] = await this.dataSource.query<(MetaRow & { state: GuildState })[]>(
+      `SELECT ${META_COLUMNS}, state FROM bot_guild_states WHERE guild_id = $1`,
+      [guildId],
+    );
+    return row ? { meta: metaOf(row), state: row.state } : undefined;
+  }
+}

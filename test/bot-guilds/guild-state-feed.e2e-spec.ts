@@ -1,0 +1,445 @@
+import type { Test } from 'supertest';
+import {
+  CHANNEL_FLAG_OBFUSCATED,
+  guildStateHash,
+  type GuildState,
+  type GuildStateChannel,
+} from 'clients/bot-reporter/src/guild-state';
+import { Clock } from 'src/common/time/clock';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventually } from 'test/support/eventually';
+import { guildCreate, structureCalls, TestStream } from 'test/support/guild-state';
+import { createTestDatabase } from 'test/support/test-database';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
+import { signInAsRoot } from 'test/support/auth';
+import { liveModeEnv, useEmulator } from 'test/support/platform';
+import { createTestApp, type TestApp } from 'test/support/test-app';
+
+const BOT_GUILDS = [DEMO_IDS.community, DEMO_IDS.botLab];
+const GUILD = DEMO_IDS.community;
+
+interface Feed {
+  app: TestApp;
+  /** Alice's login session: a dashboard user (the owner of the community guild). */
+  login: string;
+  /** Alice's API token: what the bot's processes report with (Alice is a root user here). */
+  bot: string;
+}
+
+async function signIn(app: TestApp, emulator: PlatformEmulator): Promise<Feed> {
+  return { app, ...(await signInAsRoot(app, emulator)) };
+}
+
+const guildInfo = (feed: Feed, guildId = GUILD): Test =>
+  feed.app.http().get(`/users/@me/guilds/${guildId}`).set('Authorization', `Bearer ${feed.login}`);
+
+const status = async (feed: Feed): Promise<Record<string, unknown>> =>
+  (
+    await feed.app
+      .http()
+      .get('/internal/guild-state')
+      .set('Authorization', `Bearer ${feed.bot}`)
+      .expect(200)
+  ).body as Record<string, unknown>;
+
+const channelNames = (body: { channels: { channel: { name: string } }[] }): string[] =>
+  body.channels.map((entry) => entry.channel.name);
+const channelIds = (body: { channels: { channel: { id: string } }[] }): string[] =>
+  body.channels.map((entry) => entry.channel.id);
+
+describe('the guild-state feed (what the bot sees in its guilds)', () => {
+  const platform = useEmulator();
+  let feed: Feed;
+  let stream: TestStream;
+  /** The guild info as the platform path answers it, before any state is fed. */
+  let fromPlatform: Record<string, unknown>;
+
+  beforeAll(async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice, PLATFORM_CACHE_TTL: '1' },
+    });
+    feed = await signIn(app, platform());
+    await app
+      .http()
+      .put('/internal/shards/0/guilds')
+      .set('Authorization', `Bearer ${feed.bot}`)
+      .send({
+        shard_count: 1,
+        snapshot_at: new Date().toISOString(),
+        total: 2,
+        guild_ids: BOT_GUILDS,
+      })
+      .expect(200);
+    stream = new TestStream(() => feed.app, feed.bot);
+  });
+  afterAll(() => feed.app.close());
+
+  const calls = (): string[] => structureCalls(platform(), DEMO_IDS.bot);
+
+  it('reads a guild from the platform until its state arrives, and lists it as missing', async () => {
+    fromPlatform = (await guildInfo(feed).expect(200)).body as Record<string, unknown>;
+    expect(calls().length).toBeGreaterThan(0);
+    expect(await status(feed)).toEqual({
+      membership_live: true,
+      max_age: 600,
+      guilds: 2,
+      live: 0,
+      behind: { missing: 2, drifted: 0, unavailable: 0, old_stream: 0, gap: 0, stale: 0 },
+      guilds_behind: BOT_GUILDS.map((guild_id) => ({ guild_id, reason: 'missing' })),
+    });
+  });
+
+  it('answers the same guild info from the fed state with no bot-token call about the guild', async () => {
+    const receipt = await stream
+      .send(BOT_GUILDS.map((id) => guildCreate(platform(), id)))
+      .expect(200);
+    expect(receipt.body).toEqual({ applied: 2, duplicates: 0, next_seq: 3, gap: null, resync: [] });
+    const before = calls().length;
+    const res = await guildInfo(feed).expect(200);
+    expect(res.body).toEqual(fromPlatform);
+    expect(calls()).toHaveLength(before);
+    expect(await status(feed)).toMatchObject({ live: 2, guilds_behind: [] });
+  });
+
+  it('applies changes in order and ignores a batch sent again', async () => {
+    const first = stream.number([
+      {
+        type: 'channel_upsert',
+        guild_id: GUILD,
+        channel: { ...textChannel(platform()), name: 'renamed' },
+      },
+    ]);
+    await stream
+      .raw(first)
+      .expect(200, { applied: 1, duplicates: 0, next_seq: 4, gap: null, resync: [] });
+    await stream
+      .raw(first)
+      .expect(200, { applied: 0, duplicates: 1, next_seq: 4, gap: null, resync: [] });
+    expect(channelNames((await guildInfo(feed).expect(200)).body)).toContain('renamed');
+  });
+
+  it('answers a gap with the seq it expects, serves the platform meanwhile, and heals on replay', async () => {
+    const [missed, after] = stream.number([
+      {
+        type: 'guild_update',
+        guild_id: GUILD,
+        guild: { name: 'missed', icon: null, owner_id: DEMO_IDS.alice },
+      },
+      {
+        type: 'guild_update',
+        guild_id: GUILD,
+        guild: { name: 'after', icon: null, owner_id: DEMO_IDS.alice },
+      },
+    ]);
+    const gap = await stream.raw([after]).expect(200);
+    expect(gap.body).toEqual({
+      applied: 0,
+      duplicates: 0,
+      next_seq: missed.seq,
+      gap: { expected_seq: missed.seq, received_seq: after.seq },
+      resync: [],
+    });
+    expect(await status(feed)).toMatchObject({ live: 0, behind: { gap: 2 } });
+    // The platform's copy: without the fed rename of the test before.
+    expect(channelNames((await guildInfo(feed).expect(200)).body)).not.toContain('renamed');
+    await stream.raw([missed, after]).expect(200, {
+      applied: 2,
+      duplicates: 0,
+      next_seq: after.seq + 1,
+      gap: null,
+      resync: [],
+    });
+    expect((await guildInfo(feed).expect(200)).body.name).toBe('after');
+  });
+
+  it('finds drift by the hash, serves the platform, and heals with the full state', async () => {
+    const wrong = '0'.repeat(64);
+    const res = await stream
+      .send([
+        {
+          type: 'guild_update',
+          guild_id: GUILD,
+          guild: { name: 'drift', icon: null, owner_id: DEMO_IDS.alice },
+          hash: wrong,
+        },
+      ])
+      .expect(200);
+    expect(res.body.resync).toEqual([GUILD]);
+    expect(await status(feed)).toMatchObject({
+      behind: { drifted: 1 },
+      guilds_behind: [{ guild_id: GUILD, reason: 'drifted' }],
+    });
+    expect((await guildInfo(feed).expect(200)).body.name).toBe('Demo Community');
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+    expect(await status(feed)).toMatchObject({ live: 2 });
+  });
+
+  it('replaces, never merges: a channel missing from a new full state is gone', async () => {
+    const state: GuildState = platform().state.gatewayGuildState(GUILD);
+    const dropped = textChannel(platform());
+    const without = { ...state, channels: state.channels.filter((c) => c.id !== dropped.id) };
+    await stream
+      .send([
+        { type: 'guild_create', guild_id: GUILD, guild: without, hash: guildStateHash(without) },
+      ])
+      .expect(200);
+    const ids = channelIds((await guildInfo(feed).expect(200)).body);
+    expect(ids).not.toContain(dropped.id);
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+  });
+
+  it('never brings back a deleted channel through a late update', async () => {
+    const channel = textChannel(platform());
+    await stream
+      .send([
+        { type: 'channel_delete', guild_id: GUILD, channel_id: channel.id },
+        { type: 'channel_upsert', guild_id: GUILD, channel },
+      ])
+      .expect(200);
+    const ids = channelIds((await guildInfo(feed).expect(200)).body);
+    expect(ids).not.toContain(channel.id);
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+  });
+
+  it('leaves out a channel the bot cannot view, as the platform path does', async () => {
+    const state: GuildState = platform().state.gatewayGuildState(GUILD);
+    const hidden = {
+      id: '1100000000000009999',
+      type: 0,
+      name: '___hidden___',
+      position: 99,
+      parent_id: null,
+      flags: CHANNEL_FLAG_OBFUSCATED,
+      permission_overwrites: [{ id: GUILD, type: 0 as const, allow: '0', deny: '1024' }],
+    };
+    await stream.send([{ type: 'channel_upsert', guild_id: GUILD, channel: hidden }]).expect(200);
+    const names = channelNames((await guildInfo(feed).expect(200)).body);
+    expect(names).not.toContain('___hidden___');
+    expect(names).toHaveLength(channelNames(fromPlatform as never).length);
+    expect(state.channels.length).toBeGreaterThan(0);
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+  });
+
+  it('asks for the full state of a guild it holds nothing of', async () => {
+    const unknown = '1100000000000000999';
+    // Any id of the shard is taken; one the service holds no state of needs its full state.
+    const res = await stream
+      .send([{ type: 'channel_delete', guild_id: unknown, channel_id: '1' }])
+      .expect(200);
+    expect(res.body).toMatchObject({ applied: 0, resync: [unknown] });
+  });
+
+  it('refuses a malformed report with a clear 400 and changes nothing', async () => {
+    const next = stream.number([{ type: 'role_delete', guild_id: GUILD, role_id: 'x' } as never]);
+    const res = await stream.raw(next).expect(400);
+    expect(res.body).toMatchObject({
+      code: 'BadRequest',
+      details: [{ field: 'reports.0.role_id' }],
+    });
+    const stray = await stream
+      .raw([{ ...next[0], role_id: GUILD, channel_id: '1' } as never])
+      .expect(400);
+    expect(stray.body.details).toEqual([
+      {
+        field: 'reports[0].channel_id',
+        message:
+          'reports[0].channel_id does not belong to a role_delete report (it carries role_id)',
+      },
+    ]);
+    stream.rewind(1);
+    expect(await status(feed)).toMatchObject({ live: 2 });
+  });
+
+  it('refuses a body over 1 MiB with 413, and takes one over 100 KiB', async () => {
+    const state: GuildState = platform().state.gatewayGuildState(GUILD);
+    const big = {
+      ...state,
+      threads: Array.from({ length: 1_500 }, (_, i) => ({
+        id: String(1_200_000_000_000_000_000n + BigInt(i)),
+        type: 11,
+        name: 'x'.repeat(90),
+        parent_id: textChannel(platform()).id,
+        flags: 0,
+        archived: false,
+      })),
+    };
+    const ok = await stream
+      .send([{ type: 'guild_create', guild_id: GUILD, guild: big, hash: guildStateHash(big) }])
+      .expect(200);
+    expect(ok.body.applied).toBe(1);
+    const tooBig = await stream
+      .send([
+        { type: 'guild_create', guild_id: GUILD, guild: big },
+        { type: 'guild_create', guild_id: GUILD, guild: big },
+        { type: 'guild_create', guild_id: GUILD, guild: big },
+        { type: 'guild_create', guild_id: GUILD, guild: big },
+        { type: 'guild_create', guild_id: GUILD, guild: big },
+      ])
+      .expect(413);
+    expect(tooBig.body.code).toBe('BadRequest');
+    stream.rewind(5);
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+  });
+
+  it("stops using a shard's guild states once it has been silent for GUILD_STATE_MAX_AGE", async () => {
+    const clock = feed.app.app.get(Clock);
+    const later = clock.nowMs() + 600_001;
+    const moved = jest.spyOn(clock, 'nowMs').mockReturnValue(later);
+    try {
+      expect(await status(feed)).toMatchObject({ live: 0, behind: { stale: 2 } });
+      expect((await guildInfo(feed).expect(200)).body.name).toBe('Demo Community');
+    } finally {
+      moved.mockRestore();
+    }
+    expect(await status(feed)).toMatchObject({ live: 2 });
+  });
+
+  it('takes a newer stream over and refuses the process it replaced', async () => {
+    const restarted = new TestStream(() => feed.app, feed.bot, 0, new Date(Date.now() + 1_000));
+    await restarted.send([]).expect(200);
+    // Until the new process sends a guild's full state, that guild is read from the platform.
+    expect(await status(feed)).toMatchObject({ live: 0, behind: { old_stream: 2 } });
+    const refused = await stream
+      .send([{ type: 'guild_delete', guild_id: GUILD, unavailable: false }])
+      .expect(409);
+    expect(refused.body.code).toBe('VersionConflict');
+    expect((await guildInfo(feed).expect(200)).body.name).toBe('Demo Community');
+    await restarted.send(BOT_GUILDS.map((id) => guildCreate(platform(), id))).expect(200);
+    expect(await status(feed)).toMatchObject({ live: 2 });
+    stream = restarted;
+  });
+
+  it('keeps an outage apart from a removal, and a removal is a leave', async () => {
+    await stream
+      .send([{ type: 'guild_delete', guild_id: DEMO_IDS.botLab, unavailable: true }])
+      .expect(200);
+    expect(await status(feed)).toMatchObject({ guilds: 2, behind: { unavailable: 1 } });
+    await stream.send([{ type: 'guild_delete', guild_id: GUILD, unavailable: false }]).expect(200);
+    await guildInfo(feed).expect(404);
+    expect(await status(feed)).toMatchObject({ guilds: 1 });
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+    await guildInfo(feed).expect(200);
+  });
+});
+
+function textChannel(emulator: PlatformEmulator): GuildStateChannel {
+  const state: GuildState = emulator.state.gatewayGuildState(GUILD);
+  const channel = state.channels.find(
+    (c) => c.type === 0 && (c.flags & CHANNEL_FLAG_OBFUSCATED) === 0,
+  );
+  if (!channel) throw new Error('the demo guild has no text channel the bot can view');
+  return channel;
+}
+
+/** Sends the membership snapshot and every guild's state on one stream, as a bot's READY would. */
+async function feedEverything(feed: Feed, emulator: PlatformEmulator): Promise<TestStream> {
+  await feed.app
+    .http()
+    .put('/internal/shards/0/guilds')
+    .set('Authorization', `Bearer ${feed.bot}`)
+    .send({
+      shard_count: 1,
+      snapshot_at: new Date().toISOString(),
+      total: 2,
+      guild_ids: BOT_GUILDS,
+    })
+    .expect(200);
+  const stream = new TestStream(() => feed.app, feed.bot);
+  await stream.send(BOT_GUILDS.map((id) => guildCreate(emulator, id))).expect(200);
+  return stream;
+}
+
+describe('the guild-state feed across a restart', () => {
+  const platform = useEmulator();
+
+  it('is read back from the database: the guild is served at once with no call about it', async () => {
+    // On the embedded engine, a data directory both instances open in turn.
+    const dataDir = mkdtempSync(join(tmpdir(), 'bms-state-'));
+    const shared = await createTestDatabase();
+    const env = {
+      ...liveModeEnv(platform()),
+      ROOT_USERS: DEMO_IDS.alice,
+      ...(shared.engine === 'pglite' ? { DATABASE_URL: undefined, DATA_DIR: dataDir } : {}),
+    };
+    const database = { ...shared, drop: () => Promise.resolve() };
+    const first = await createTestApp({ env, database });
+    let fed: Record<string, unknown>;
+    try {
+      const feed = await signIn(first, platform());
+      const stream = await feedEverything(feed, platform());
+      await stream
+        .send([
+          {
+            type: 'guild_update',
+            guild_id: GUILD,
+            guild: { name: 'kept', icon: null, owner_id: DEMO_IDS.alice },
+          },
+        ])
+        .expect(200);
+      fed = (await guildInfo(feed).expect(200)).body as Record<string, unknown>;
+    } finally {
+      await first.app.close();
+    }
+    const second = await createTestApp({ env, database });
+    try {
+      const feed = await signIn(second, platform());
+      const before = structureCalls(platform(), DEMO_IDS.bot).length;
+      const res = await guildInfo(feed).expect(200);
+      expect(res.body).toEqual({ ...fed, name: 'kept' });
+      expect(structureCalls(platform(), DEMO_IDS.bot)).toHaveLength(before);
+    } finally {
+      await second.close();
+      await shared.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describeShared('the guild-state feed on two instances', () => {
+  const platform = useEmulator();
+  const apps = useTwoInstances(() => ({
+    ...liveModeEnv(platform()),
+    ROOT_USERS: DEMO_IDS.alice,
+    REDIS_KEY_PREFIX: `state-${Date.now()}:`,
+  }));
+
+  it("shows a change reported to one instance on the other at once, and a leave ends the other's copy", async () => {
+    const [a, b] = apps();
+    const onA = await signIn(a, platform());
+    const onB = { ...onA, app: b };
+    const stream = await feedEverything(onA, platform());
+    // B reads the state it learned of through the database, never from the platform.
+    const before = structureCalls(platform(), DEMO_IDS.bot).length;
+    const seen = await eventually(
+      () => status(onB),
+      (body) => body.live === 2,
+    );
+    expect(seen).toMatchObject({ live: 2 });
+    expect((await guildInfo(onB).expect(200)).body.name).toBe('Demo Community');
+    await stream
+      .send([
+        {
+          type: 'guild_update',
+          guild_id: GUILD,
+          guild: { name: 'changed on A', icon: null, owner_id: DEMO_IDS.alice },
+        },
+      ])
+      .expect(200);
+    const changed = await eventually(
+      async () => (await guildInfo(onB).expect(200)).body.name as string,
+      (name) => name === 'changed on A',
+    );
+    expect(changed).toBe('changed on A');
+    expect(structureCalls(platform(), DEMO_IDS.bot)).toHaveLength(before);
+    await stream.send([{ type: 'guild_delete', guild_id: GUILD, unavailable: false }]).expect(200);
+    const left = await eventually(
+      async () => (await guildInfo(onB)).status,
+      (code) => code === 404,
+    );
+    expect(left).toBe(404);
+  });
+});
