@@ -24,7 +24,7 @@ export class OAuth2Controller {
   @ApiOperation({
     summary: 'Log in: exchange an OAuth2 authorization code for a login session',
     description:
-      'Requires the identify and guilds scopes. A public client (a single-page dashboard) uses PKCE: it sends the `code_challenge` when sending the user to the platform and the `code_verifier` here. In demo mode, GET /demo/oauth2-code hands out codes (with a `code_challenge` for PKCE) and the body to send here as `login_body`. A refused exchange does not use the code up: send it again, corrected.',
+      "Requires the identify and guilds scopes; ask for guilds.members.read too (optional): with it the service reads your own member in a guild (your roles, a timeout) with your token rather than the bot's, so opening a guild whose state the bot reports costs the bot no call. A public client (a single-page dashboard) uses PKCE: it sends the `code_challenge` when sending the user to the platform and the `code_verifier` here. In demo mode, GET /demo/oauth2-code hands out codes (with a `code_challenge` for PKCE) and the body to send here as `login_body`. A refused exchange does not use the code up: send it again, corrected.",
   })
   // The body prefilled in Swagger UI must work once only the code is replaced: no verifier
   // (the demo's codes have no challenge unless one is asked for), the demo's redirect URI.

@@ -49,7 +49,7 @@ describe('POST /oauth2', () => {
       id: DEMO_IDS.demoUser,
       state: 'normal',
       username: 'demo_user',
-      grant_scopes: 'identify guilds',
+      grant_scopes: 'identify guilds guilds.members.read',
       grant_state: 'active',
     });
     expect(Buffer.isBuffer(user.grant_access_token)).toBe(true);

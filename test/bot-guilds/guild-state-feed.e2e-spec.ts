@@ -205,6 +205,36 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
     await stream.send([guildCreate(platform(), GUILD)]).expect(200);
   });
 
+  it('prunes threads: an archived one, and those of a channel the bot lost sight of', async () => {
+    const state: GuildState = platform().state.gatewayGuildState(GUILD);
+    const [thread] = state.threads;
+    const parent = state.channels.find((c) => c.id === thread.parent_id);
+    if (!parent) throw new Error('the demo thread has no parent');
+    expect(channelIds((await guildInfo(feed).expect(200)).body)).toContain(thread.id);
+    await stream
+      .send([{ type: 'thread_upsert', guild_id: GUILD, thread: { ...thread, archived: true } }])
+      .expect(200);
+    expect(channelIds((await guildInfo(feed).expect(200)).body)).not.toContain(thread.id);
+    await stream.send([{ type: 'thread_upsert', guild_id: GUILD, thread }]).expect(200);
+    expect(channelIds((await guildInfo(feed).expect(200)).body)).toContain(thread.id);
+    // The platform obfuscates the parent (the bot lost VIEW_CHANNEL): its threads go with it.
+    const hidden = {
+      ...parent,
+      name: '___hidden___',
+      flags: CHANNEL_FLAG_OBFUSCATED,
+      permission_overwrites: [{ id: GUILD, type: 0 as const, allow: '0', deny: '1024' }],
+    };
+    const res = await stream.send([{ type: 'channel_upsert', guild_id: GUILD, channel: hidden }]);
+    expect(res.status).toBe(200);
+    const ids = channelIds((await guildInfo(feed).expect(200)).body);
+    expect(ids).not.toContain(parent.id);
+    expect(ids).not.toContain(thread.id);
+    await stream.send([{ type: 'channel_upsert', guild_id: GUILD, channel: parent }]).expect(200);
+    // Back in sight, its threads come back only when the bot is told of them again.
+    expect(channelIds((await guildInfo(feed).expect(200)).body)).not.toContain(thread.id);
+    await stream.send([guildCreate(platform(), GUILD)]).expect(200);
+  });
+
   it('leaves out a channel the bot cannot view, as the platform path does', async () => {
     const state: GuildState = platform().state.gatewayGuildState(GUILD);
     const hidden = {

@@ -45,12 +45,13 @@ describe('a guild opened cold from the platform', () => {
       .set('Authorization', `Bearer ${login.token}`)
       .expect(200);
     expect(res.body.name).toBe('Bot Lab');
+    // The bot's member with its token, the user's with theirs (guilds.members.read).
     expect(meter.routes.sort()).toEqual([
       'GET /guilds/:guild_id',
       'GET /guilds/:guild_id/channels',
       'GET /guilds/:guild_id/members/:user_id',
-      'GET /guilds/:guild_id/members/:user_id',
       'GET /guilds/:guild_id/threads/active',
+      'GET /users/@me/guilds/:guild_id/member',
     ]);
     expect(meter.maxInFlight()).toBe(5);
   });

@@ -184,8 +184,14 @@ describe('membership checks without the feed, charged to their sender', () => {
   afterAll(() => app.close());
 
   it('refuse a user past their guild-check budget with 429, and only that user', async () => {
+    // Logins without guilds.members.read: members are read with the bot's token, whose refusal
+    // ("no such guild") is what tells the service the bot left.
     const signIn = async (userId: string): Promise<string> => {
-      const code = platform().issueCode({ userId, redirectUri: DEMO_REDIRECT });
+      const code = platform().issueCode({
+        userId,
+        scopes: ['identify', 'guilds'],
+        redirectUri: DEMO_REDIRECT,
+      });
       const res = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
       return res.body.token as string;
     };
@@ -221,8 +227,14 @@ describe('a guild the bot has left while its answers are held', () => {
   afterAll(() => app.close());
 
   it('costs one refused member lookup and its retry, then none, however often it is asked', async () => {
+    // Logins without guilds.members.read: members are read with the bot's token, whose refusal
+    // ("no such guild") is what tells the service the bot left.
     const signIn = async (userId: string): Promise<string> => {
-      const code = platform().issueCode({ userId, redirectUri: DEMO_REDIRECT });
+      const code = platform().issueCode({
+        userId,
+        scopes: ['identify', 'guilds'],
+        redirectUri: DEMO_REDIRECT,
+      });
       const res = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
       return res.body.token as string;
     };

@@ -168,7 +168,10 @@ describe('emulator: GET /users/@me/guilds/{guild_id}/member', () => {
   });
 
   it.each([
-    ['a token without guilds.members.read', async () => userToken(emulator(), DEMO_IDS.demoUser)],
+    [
+      'a token without guilds.members.read',
+      async () => userToken(emulator(), DEMO_IDS.demoUser, ['identify', 'guilds']),
+    ],
     ['an unknown token', () => Promise.resolve({ Authorization: 'Bearer nope' })],
     ['no token', () => Promise.resolve({})],
   ])('answers 401 for %s', async (_label, headers) => {
@@ -177,15 +180,18 @@ describe('emulator: GET /users/@me/guilds/{guild_id}/member', () => {
   });
 });
 
-describe('emulator: a seed whose logins grant guilds.members.read', () => {
-  const emulator = useOwnEmulator({
-    ...DEMO_SEED,
-    login_scopes: ['identify', 'guilds', MEMBER_READ_SCOPE],
-  });
+describe("emulator: a seed's login scopes", () => {
+  const emulator = useOwnEmulator({ ...DEMO_SEED, login_scopes: ['identify', 'guilds'] });
 
-  it('issues codes with those scopes when none are named', async () => {
+  it('are those of a code issued without naming any', async () => {
     const user = await userToken(emulator(), DEMO_IDS.carol);
-    expect((await get(emulator(), memberPath(C), user)).status).toBe(200);
+    expect((await get(emulator(), memberPath(C), user)).status).toBe(401);
+    const scoped = await userToken(emulator(), DEMO_IDS.carol, [
+      'identify',
+      'guilds',
+      MEMBER_READ_SCOPE,
+    ]);
+    expect((await get(emulator(), memberPath(C), scoped)).status).toBe(200);
   });
 });
 

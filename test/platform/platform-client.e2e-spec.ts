@@ -36,7 +36,7 @@ describe('PlatformClient', () => {
         token_type: 'Bearer',
         expires_in: 604800,
         refresh_token: expect.any(String),
-        scope: 'identify guilds',
+        scope: 'identify guilds guilds.members.read',
       });
       // The request was form-encoded with HTTP Basic client authentication.
       expect(emulator().requests.at(-1)).toMatchObject({ route: 'POST /oauth2/token' });

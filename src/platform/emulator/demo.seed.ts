@@ -78,6 +78,9 @@ export const DEMO_SEED: EmulatorSeed = {
     secret: DEMO_DEFAULTS.clientSecret,
     bot_token: 'demo-bot-token',
   },
+  // What a dashboard asks for: its users' own members are read with their own tokens
+  // (docs/guild-state.md, "The user's own member").
+  login_scopes: ['identify', 'guilds', 'guilds.members.read'],
   users: [
     {
       id: DEMO_IDS.bot,
