@@ -473,3 +473,54 @@ describeShared('the guild-state feed on two instances', () => {
     expect(left).toBe(404);
   });
 });
+
+describe('a batch that names many guilds', () => {
+  const platform = useEmulator();
+
+  it('applies every one (the service holds a few states at a time) and changes each later', async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    try {
+      const feed = await signIn(app, platform());
+      const stream = new TestStream(() => app, feed.bot);
+      const ids = Array.from({ length: 60 }, (_, i) =>
+        String(1_200_000_000_000_000_000n + BigInt(i)),
+      );
+      const small = (id: string): GuildState => ({
+        id,
+        name: `guild ${id}`,
+        icon: null,
+        owner_id: DEMO_IDS.alice,
+        roles: [{ id, name: '@everyone', permissions: '1024', position: 0, managed: false }],
+        channels: [],
+        threads: [],
+        bot_member: { user_id: DEMO_IDS.bot, roles: [], communication_disabled_until: null },
+      });
+      const created = await stream
+        .send(ids.map((id) => ({ type: 'guild_create', guild_id: id, guild: small(id) })))
+        .expect(200);
+      expect(created.body).toMatchObject({ applied: 60, resync: [] });
+      const renamed = ids.map((id) => ({ ...small(id), name: 'renamed' }));
+      const changed = await stream
+        .send(
+          renamed.map((guild) => ({
+            type: 'guild_update',
+            guild_id: guild.id,
+            guild: { name: guild.name, icon: null, owner_id: DEMO_IDS.alice },
+            hash: guildStateHash(guild),
+          })),
+        )
+        .expect(200);
+      expect(changed.body).toEqual({
+        applied: 60,
+        duplicates: 0,
+        next_seq: 121,
+        gap: null,
+        resync: [],
+      });
+    } finally {
+      await app.close();
+    }
+  });
+});

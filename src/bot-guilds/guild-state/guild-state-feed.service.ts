@@ -38,6 +38,11 @@ const PAYLOAD: Readonly<Record<GuildStateReport['type'], readonly string[]>> = {
   bot_member_update: ['member'],
 };
 const COMMON = new Set(['seq', 'type', 'guild_id', 'at', 'hash']);
+/**
+ * Guilds whose states a batch holds in memory at once: at the platform's maxima (about 223 KB of
+ * JSON each) a few MB, however many guilds the batch names (docs/guild-state.md, costs).
+ */
+const GUILDS_AT_ONCE = 25;
 
 /** One guild's reports of a batch, applied in order. */
 interface GuildWork {
@@ -212,89 +217,120 @@ export class GuildStateFeedService {
     streamId: string,
     accepted: { report: GuildStateReportDto; at: Date }[],
   ): Promise<{ applied: number; resync: string[] }> {
-    if (accepted.length === 0) return { applied: 0, resync: [] };
-    const ids = [...new Set(accepted.map(({ report }) => report.guild_id))];
-    const held = await tx.states.held(ids);
-    const work = new Map<string, GuildWork>();
-    const resync = new Set<string>();
-    const membership = new Map<string, GuildReport>();
-    // The last report of each guild that carries a hash: only the newest hash is compared.
-    const lastHashed = new Map<string, number>();
-    accepted.forEach(({ report }, i) => {
-      if (report.hash !== undefined) lastHashed.set(report.guild_id, i);
-    });
-    let applied = 0;
-    accepted.forEach(({ report: dto, at }, i) => {
-      const report = dto as unknown as GuildStateReport;
-      const guildWork =
-        work.get(report.guild_id) ?? workOf(held.get(report.guild_id), streamId, at);
-      work.set(report.guild_id, guildWork);
-      guildWork.reportedAt = at;
-      if (report.type === 'guild_create') {
-        guildWork.copy = new GuildStateCopy(report.guild);
-        guildWork.unavailable = false;
-        guildWork.streamId = streamId;
-        guildWork.drifted = false;
-        guildWork.dirty = true;
-        resync.delete(report.guild_id);
-        membership.set(report.guild_id, { guildId: report.guild_id, present: true, at });
-        applied += 1;
-      } else if (report.type === 'guild_delete' && !report.unavailable) {
-        guildWork.copy = undefined;
-        membership.set(report.guild_id, { guildId: report.guild_id, present: false, at });
-        applied += 1;
-        return;
-      } else if (!guildWork.copy) {
-        resync.add(report.guild_id);
-        return;
-      } else if (report.type === 'guild_delete') {
-        if (!guildWork.unavailable) {
-          guildWork.unavailable = true;
-          guildWork.dirty = true;
-          applied += 1;
-        }
-      } else {
-        const before = guildWork.copy.hash();
-        guildWork.copy.apply(report);
-        if (guildWork.copy.hash() !== before) {
-          guildWork.dirty = true;
-          applied += 1;
-        }
-        // A state from an older stream (before a restart) may have missed changes: the new
-        // process's guild_create is needed before it is used again.
-        if (guildWork.streamId !== streamId) resync.add(report.guild_id);
-      }
-      if (lastHashed.get(report.guild_id) === i && report.hash !== guildWork.copy.hash()) {
-        guildWork.drifted = true;
-        guildWork.dirty = true;
-        resync.add(report.guild_id);
-      }
-    });
-    // Joins (guild_create) and leaves (guild_delete) by the membership feed's time rule; a leave
-    // drops the guild's state in the same transaction.
-    await tx.applyReports(shardId, [...membership.values()]);
-    const rows: GuildStateRow[] = [];
-    for (const [guildId, guildWork] of work) {
-      if (!guildWork.dirty || !guildWork.copy) continue;
-      rows.push({
-        guildId,
-        shardId,
-        streamId: guildWork.streamId,
-        held: {
-          state: guildWork.copy.state(),
-          deletedIds: guildWork.copy.deletedIds(),
-          unavailable: guildWork.unavailable,
-        },
-        hash: guildWork.copy.hash(),
-        drifted: guildWork.drifted,
-        reportedAt: guildWork.reportedAt,
-      });
+    // Each guild's reports in order; guilds apart from each other need no order.
+    const byGuild = new Map<string, { report: GuildStateReport; at: Date }[]>();
+    for (const { report, at } of accepted) {
+      const list = byGuild.get(report.guild_id) ?? [];
+      list.push({ report: report as unknown as GuildStateReport, at });
+      byGuild.set(report.guild_id, list);
     }
-    await tx.states.save(rows);
-    // A guild_create older than a leave the feed holds does not bring the guild back.
-    await tx.states.dropNotPresent(rows.map((row) => row.guildId));
-    return { applied, resync: [...resync] };
+    const guildIds = [...byGuild.keys()];
+    let applied = 0;
+    const resync: string[] = [];
+    // A few guilds' states in memory at a time, however many guilds the batch names.
+    for (let from = 0; from < guildIds.length; from += GUILDS_AT_ONCE) {
+      const ids = guildIds.slice(from, from + GUILDS_AT_ONCE);
+      const held = await tx.states.held(ids);
+      const rows: GuildStateRow[] = [];
+      const membership: GuildReport[] = [];
+      for (const guildId of ids) {
+        const outcome = foldGuild(held.get(guildId), byGuild.get(guildId) ?? [], streamId);
+        applied += outcome.applied;
+        if (outcome.resync) resync.push(guildId);
+        if (outcome.membership) membership.push({ guildId, ...outcome.membership });
+        const { work } = outcome;
+        const copy = work.copy;
+        if (work.dirty && copy) {
+          rows.push({
+            guildId,
+            shardId,
+            streamId: work.streamId,
+            held: {
+              state: copy.state(),
+              deletedIds: copy.deletedIds(),
+              unavailable: work.unavailable,
+            },
+            hash: copy.hash(),
+            drifted: work.drifted,
+            reportedAt: work.reportedAt,
+          });
+        }
+      }
+      // Joins (guild_create) and leaves (guild_delete) by the membership feed's time rule; a
+      // leave drops the guild's state in the same transaction.
+      await tx.applyReports(shardId, membership);
+      await tx.states.save(rows);
+      // A guild_create older than a leave the feed holds does not bring the guild back.
+      await tx.states.dropNotPresent(rows.map((row) => row.guildId));
+    }
+    return { applied, resync };
   }
+}
+
+/**
+ * One guild's reports of a batch, in order, folded onto what is held of it: what changed, whether
+ * its full state is needed (unknown, drifted, or from an older stream), and the join or leave they
+ * imply (the newest).
+ */
+function foldGuild(
+  row: { held: HeldGuild; streamId: string } | undefined,
+  reports: { report: GuildStateReport; at: Date }[],
+  streamId: string,
+): {
+  work: GuildWork;
+  applied: number;
+  resync: boolean;
+  membership: { present: boolean; at: Date } | undefined;
+} {
+  const work = workOf(row, streamId, reports[0].at);
+  let applied = 0;
+  let resync = false;
+  let membership: { present: boolean; at: Date } | undefined;
+  // Only the newest hash is compared: the bot's copy after the last of these reports.
+  const lastHashed = reports.findLastIndex(({ report }) => report.hash !== undefined);
+  reports.forEach(({ report, at }, i) => {
+    work.reportedAt = at;
+    if (report.type === 'guild_create') {
+      work.copy = new GuildStateCopy(report.guild);
+      work.unavailable = false;
+      work.streamId = streamId;
+      work.drifted = false;
+      work.dirty = true;
+      resync = false;
+      membership = { present: true, at };
+      applied += 1;
+    } else if (report.type === 'guild_delete' && !report.unavailable) {
+      work.copy = undefined;
+      membership = { present: false, at };
+      applied += 1;
+      return;
+    } else if (!work.copy) {
+      resync = true;
+      return;
+    } else if (report.type === 'guild_delete') {
+      if (!work.unavailable) {
+        work.unavailable = true;
+        work.dirty = true;
+        applied += 1;
+      }
+    } else {
+      const before = work.copy.hash();
+      work.copy.apply(report);
+      if (work.copy.hash() !== before) {
+        work.dirty = true;
+        applied += 1;
+      }
+      // A state from an older stream (before a restart) may have missed changes: the new
+      // process's guild_create is needed before it is used again.
+      if (work.streamId !== streamId) resync = true;
+    }
+    if (i === lastHashed && report.hash !== work.copy.hash()) {
+      work.drifted = true;
+      work.dirty = true;
+      resync = true;
+    }
+  });
+  return { work, applied, resync, membership };
 }
 
 /** What a batch starts from for one guild: its row, or nothing. */
