@@ -1,16 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { proxyRequests } from '@discordjs/proxy';
 import { REST } from '@discordjs/rest';
-import { ChannelType, PermissionFlagsBits as P, type APIUser } from 'discord-api-types/v10';
+import {
+  ChannelType,
+  OverwriteType,
+  PermissionFlagsBits as P,
+  type APIOverwrite,
+  type APIUser,
+} from 'discord-api-types/v10';
+import {
+  createGuildStateReporter,
+  type GuildStateReporter,
+} from 'clients/bot-reporter/src/guild-state-reporter';
+import type { ReporterError } from 'clients/bot-reporter/src/transport';
 import { DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';
-import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
-import { PlatformEmulator, type EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import type {
+  EmulatorSeed,
+  SeedChannel,
+  SeedGuild,
+  SeedRole,
+} from 'src/platform/emulator/emulator.seed';
+import type { GuildStateChange } from 'src/platform/emulator/emulator.state';
+import {
+  MEMBER_READ_SCOPE,
+  PlatformEmulator,
+  type EmulatedRequest,
+} from 'src/platform/emulator/platform-emulator';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
 import { integer } from './options';
 import {
@@ -25,18 +46,27 @@ import {
  * behind a load balancer does, against a platform that enforces its limits.
  *
  * The emulator runs with the platform's rate limits on (a global 50 requests/s per token, per-route
- * buckets, 429 bodies and headers) and a latency on every answer (default 100 ms). The instances
- * (default 3) run on one PostgreSQL database and one Redis, and learn the bot's guilds (default
- * 10,000) through the membership feed, as the bot reports them. Simulated dashboard users (default
- * 1,000), started evenly over the run (default 2 minutes), each log in, list their guilds, open a
- * guild nobody opened yet, one someone did, and an invented id, follow one of their guilds' event
- * stream, view its settings and change one, and wait for the change on the stream. Requests go to
- * the instances in turn.
+ * buckets, the token endpoint's 10 a second per address, 429 bodies and headers) and a latency on
+ * every answer (default 100 ms). The instances (default 3) run on one PostgreSQL database and one
+ * Redis, and learn the bot's guilds (default 10,000, mostly small, some medium and large) through
+ * the membership feed, as the bot reports them. With the guild-state feed (the default), the
+ * simulated bot also sends each guild's full state through `createGuildStateReporter`, as a bot's
+ * GUILD_CREATEs bring them, then every change the emulated platform makes to its guilds while the
+ * users run (default 3 a second) and its heartbeats.
  *
- * It runs twice: each instance calling the platform itself, then every bot-token call through one
- * `@discordjs/proxy` (configured as its container is). For each run it prints what the platform
- * would have seen (429s, global and per route; invalid answers against the address's budget),
- * platform calls per user action, each step's p50 and p99, and every error a user saw.
+ * Simulated dashboard users (default 1,000), started evenly over the run (default 2 minutes), each
+ * log in (or, a returning user, come back with the session of an earlier visit, made before the
+ * run), list their guilds, open a guild nobody opened yet, one someone did, and an invented id,
+ * follow one of their guilds' event stream, view its settings and change one, and wait for the
+ * change on the stream. A share of the logins grant `guilds.members.read`. Requests go to the
+ * instances in turn.
+ *
+ * Each run is one combination of the guild-state feed (on, off) and the REST proxy (off: each
+ * instance calls the platform itself; on: every bot-token call through one `@discordjs/proxy`,
+ * configured as its container is). For each run it prints what the platform would have seen (429s,
+ * global and per route; invalid answers against the address's budget), bot-token and token
+ * endpoint calls a second, platform calls by route, each step's p50 and p99, and every error a user
+ * saw.
  *
  * Needs PostgreSQL and Redis: a database of its own is created on BENCH_DATABASE_URL's server
  * (bench/database.ts) and dropped after each run.
@@ -44,17 +74,36 @@ import {
 
 const USAGE = `npm run bench:fleet -- [options]
 
-  --instances=<n>     service instances (env FLEET_INSTANCES; default 3)
-  --guilds=<n>        guilds of the bot (env FLEET_GUILDS; default 10000)
-  --users=<n>         simulated dashboard users (env FLEET_USERS; default 1000)
-  --duration-s=<s>    the users start evenly over this time (env FLEET_DURATION_S; default 120)
-  --latency-ms=<ms>   platform latency added to every answer (env FLEET_LATENCY_MS; default 100)
-  --proxy=both|off|on run without the REST proxy, with it, or both (env FLEET_PROXY; default both)
-  --write             also write the report to bench/fleet-results.md
-  --help              this text
+  --instances=<n>        service instances (env FLEET_INSTANCES; default 3)
+  --guilds=<n>           guilds of the bot (env FLEET_GUILDS; default 10000)
+  --users=<n>            simulated dashboard users (env FLEET_USERS; default 1000)
+  --duration-s=<s>       the users start evenly over this time (env FLEET_DURATION_S; default 120)
+  --latency-ms=<ms>      platform latency added to every answer (env FLEET_LATENCY_MS; default 100)
+  --proxy=both|off|on    run without the REST proxy, with it, or both (env FLEET_PROXY; default both)
+  --guild-state=off|on|both
+                         the bot feeds each guild's state (the guild-state feed), or not
+                         (GUILD_STATE_FEED=false, every guild from the platform), or both
+                         (env FLEET_GUILD_STATE; default on)
+  --returning=<%>        users who come back with a session kept from an earlier visit (made before
+                         the run, at the token endpoint's pace; not logins of the run)
+                         (env FLEET_RETURNING; default 80 with the guild-state feed, 0 without)
+  --member-scope=<%>     users whose login granted guilds.members.read (the others' own member is
+                         read with the bot token) (env FLEET_MEMBER_SCOPE; default 90 with the
+                         guild-state feed, 0 without)
+  --changes-per-s=<n>    changes the platform makes to the bot's guilds a second while the users
+                         run (a channel renamed, a thread made or archived, a role's permissions, a
+                         guild renamed), reported by the bot with the feed (env FLEET_CHANGES_PER_S;
+                         default 3)
+  --write                also write the report to bench/fleet-results.md
+  --help                 this text
+
+  Without the guild-state feed, and without --returning and --member-scope, a run is the benchmark
+  as it was before the feed: every user logs in during the run, without guilds.members.read.
 
   BENCH_DATABASE_URL  PostgreSQL, where a database of the run's own is made (default postgres://postgres@127.0.0.1:5432/postgres)
   FLEET_REDIS_URL     Redis (default redis://127.0.0.1:6379)`;
+
+type Mode = 'off' | 'on';
 
 interface Options {
   instances: number;
@@ -62,9 +111,22 @@ interface Options {
   users: number;
   durationS: number;
   latencyMs: number;
-  runs: ('off' | 'on')[];
+  proxies: Mode[];
+  guildStates: Mode[];
+  /** Percent; null: the run's default (80 with the feed, 0 without). */
+  returning: number | null;
+  /** Percent; null: the run's default (90 with the feed, 0 without). */
+  memberScope: number | null;
+  changesPerS: number;
   write: boolean;
   redisUrl: string;
+}
+
+interface RunSpec {
+  guildState: Mode;
+  proxy: Mode;
+  returningPercent: number;
+  memberScopePercent: number;
 }
 
 const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
@@ -72,6 +134,8 @@ const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
 const TOKEN_ENCRYPTION_KEY = Buffer.alloc(32, 11).toString('base64');
 /** Guild ids per membership-feed part (the service takes up to 4,000). */
 const FEED_PART = 4_000;
+/** Guilds whose GUILD_CREATE the bot reports before it waits for the service to take them. */
+const STATE_FEED_CHUNK = 500;
 /** Other members per guild besides its owner and the bot. */
 const MEMBERS_PER_GUILD = 4;
 /** A guild opened this recently is warm in the fleet's platform cache (PLATFORM_CACHE_TTL 5 s). */
@@ -82,11 +146,40 @@ const BOT_HEARTBEAT_MS = 30_000;
 const STREAM_WAIT_MS = 5_000;
 /** Every answer a user waits for longer than this is an error (a stuck request). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** The emulated token endpoint's bucket per address (emulator-rate-limits.ts). */
+const TOKEN_ENDPOINT_PER_SECOND = 10;
 
 const GUILD_BASE = 1_200_000_000_000_000_000n;
 const USER_BASE = 1_300_000_000_000_000_000n;
 /** Ids no guild has: the invented ids users open. */
 const INVENTED_BASE = 1_400_000_000_000_000_000n;
+/** The ids of a guild's roles, channels and threads beyond its first few: 1,000 per guild. */
+const ENTITY_BASE = 1_600_000_000_000_000_000n;
+/** Where each kind's ids start within a guild's 1,000. */
+const ROLE_IDS = 0;
+const CHANNEL_IDS = 300;
+const THREAD_IDS = 800;
+/** Threads the platform makes while the users run reuse these, in turn. */
+const RUN_THREAD_IDS = 950;
+
+/**
+ * What a guild holds besides the few every guild has (@everyone, the bot's role, Member, #general,
+ * #mod-log): ranges drawn from evenly, and the share of guilds of each size. Most guilds a moderation
+ * bot is in are small; a few are communities at the platform's scale (it allows 250 roles and 500
+ * channels).
+ */
+const SIZES = {
+  small: { share: 0.8, roles: [2, 8], channels: [3, 14], threads: [0, 2], hidden: [0, 1] },
+  medium: { share: 0.17, roles: [12, 45], channels: [25, 80], threads: [2, 20], hidden: [2, 6] },
+  large: {
+    share: 0.03,
+    roles: [80, 240],
+    channels: [150, 440],
+    threads: [20, 140],
+    hidden: [8, 30],
+  },
+} as const;
+type Size = keyof typeof SIZES;
 
 const STEPS = [
   'login',
@@ -106,11 +199,16 @@ interface World {
   botId: string;
   operator: string;
   users: string[];
+  /** Per user, two draws from [0, 1): whether it returns, whether it granted the member scope. */
+  draws: { returning: number; scope: number }[];
   /** Per user: the guilds it is a member of (owned ones first). */
   guildsOf: Map<string, string[]>;
   /** Per user: the guild it owns, opens cold, follows and changes (the first of its guilds). */
   ownedBy: Map<string, string>;
   guildIds: string[];
+  sizes: Record<Size, number>;
+  /** Roles, channels (categories included) and active threads, over every guild. */
+  entities: { roles: number; channels: number; threads: number };
 }
 
 interface StepResult {
@@ -120,28 +218,86 @@ interface StepResult {
   error: string | null;
 }
 
-interface RunReport {
-  proxy: 'off' | 'on';
+/** What the simulated bot sent through the guild-state feed. */
+interface FeedReport {
+  /** The initial GUILD_CREATEs: guilds, bytes of their reports, seconds until every instance held them live. */
+  fedGuilds: number;
+  fedBytes: number;
+  fedSeconds: number;
+  /** During the users' part: batches sent (heartbeats included), failed ones, reporter errors. */
+  batches: number;
+  failedBatches: number;
+  reporterErrors: string[];
+  changes: number;
+  /** `GET /internal/guild-state` at the end: live guilds, and those behind by reason. */
+  live: number;
+  guilds: number;
+  behind: Record<string, number>;
+}
+
+interface RunReport extends RunSpec {
   results: StepResult[];
+  /**
+   * Users' changes the stream's `ready` already held: the stream answered, the change committed,
+   * then the stream read its position (GuildFollower.begin), so no event came for it.
+   */
+  heldByReady: number;
   /** The emulator's request log for the users' part of the run. */
   requests: EmulatedRequest[];
   invalidAnswers: number;
   durationS: number;
+  /** Users who came back with a session made before the run, and how long making them took. */
+  returningUsers: number;
+  keptSessionsSeconds: number;
+  scopedUsers: number;
+  feed: FeedReport | null;
 }
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const world = buildWorld(options);
+  console.log(
+    `the world: ${world.guildIds.length} guilds (${world.sizes.small} small, ${world.sizes.medium} medium, ${world.sizes.large} large; ${world.entities.roles} roles, ${world.entities.channels} channels, ${world.entities.threads} threads), ${world.users.length} users`,
+  );
   const reports: RunReport[] = [];
-  for (const proxy of options.runs) {
-    console.log(
-      `\n=== run ${reports.length + 1}: ${proxy === 'on' ? 'with' : 'without'} the REST proxy`,
-    );
-    reports.push(await run(options, world, proxy));
+  for (const guildState of options.guildStates) {
+    for (const proxy of options.proxies) {
+      const spec: RunSpec = {
+        guildState,
+        proxy,
+        returningPercent: options.returning ?? (guildState === 'on' ? 80 : 0),
+        memberScopePercent: options.memberScope ?? (guildState === 'on' ? 90 : 0),
+      };
+      console.log(`\n=== run ${reports.length + 1}: ${label(spec)}`);
+      reports.push(await run(options, world, spec));
+    }
   }
-  const markdown = report(options, reports);
+  const markdown = report(options, world, reports);
   console.log(`\n${markdown}`);
-  if (options.write) writeFileSync(join(ROOT, 'bench', 'fleet-results.md'), markdown);
+  if (options.write) writeResults(markdown);
+}
+
+const RESULTS_TITLE = '# Fleet simulation (`npm run bench:fleet`)';
+
+/**
+ * Writes a report's section to bench/fleet-results.md: it replaces the section of the same heading
+ * (the same load, feed and proxy runs), and keeps the others, so that a run before a change and one
+ * after it can stand side by side.
+ */
+function writeResults(section: string): void {
+  const path = join(ROOT, 'bench', 'fleet-results.md');
+  const heading = section.slice(0, section.indexOf('\n'));
+  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const sections = existing
+    .split(/^(?=## )/m)
+    .filter((part) => part.startsWith('## ') && !part.startsWith(`${heading}\n`))
+    .map((part) => part.trimEnd());
+  sections.push(section.trimEnd());
+  writeFileSync(path, `${RESULTS_TITLE}\n\n${sections.join('\n\n')}\n`);
+}
+
+function label(spec: Pick<RunSpec, 'guildState' | 'proxy'>): string {
+  return `${spec.guildState === 'on' ? 'guild state fed' : 'no guild state'}, ${spec.proxy === 'on' ? 'with the REST proxy' : 'without the proxy'}`;
 }
 
 // --- Options -------------------------------------------------------------------------------------
@@ -157,29 +313,66 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     if (!match) throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
     values.set(match[1], match[2] ?? 'true');
   }
-  const known = ['instances', 'guilds', 'users', 'duration-s', 'latency-ms', 'proxy', 'write'];
+  const known = [
+    'instances',
+    'guilds',
+    'users',
+    'duration-s',
+    'latency-ms',
+    'proxy',
+    'guild-state',
+    'returning',
+    'member-scope',
+    'changes-per-s',
+    'write',
+  ];
   for (const name of values.keys()) {
     if (!known.includes(name)) throw new Error(`unknown option --${name}\n\n${USAGE}`);
   }
   const value = (name: string, variable: string, fallback: string): string =>
     values.get(name) ?? env[variable] ?? fallback;
-  const proxy = value('proxy', 'FLEET_PROXY', 'both');
-  if (!['both', 'off', 'on'].includes(proxy)) {
-    throw new Error(`--proxy must be both, off or on, not "${proxy}"`);
-  }
+  const modes = (name: string, variable: string, fallback: string): Mode[] => {
+    const given = value(name, variable, fallback);
+    if (!['both', 'off', 'on'].includes(given)) {
+      throw new Error(`--${name} must be both, off or on, not "${given}"`);
+    }
+    return given === 'both' ? ['off', 'on'] : [given as Mode];
+  };
+  const percent = (name: string, variable: string): number | null => {
+    const given = values.get(name) ?? env[variable];
+    if (given === undefined) return null;
+    const parsed = integer(`--${name}`, given, 0);
+    if (parsed > 100) throw new Error(`--${name} is a percentage, at most 100, not "${given}"`);
+    return parsed;
+  };
   return {
     instances: integer('--instances', value('instances', 'FLEET_INSTANCES', '3'), 1),
     guilds: integer('--guilds', value('guilds', 'FLEET_GUILDS', '10000'), 10),
     users: integer('--users', value('users', 'FLEET_USERS', '1000'), 1),
     durationS: integer('--duration-s', value('duration-s', 'FLEET_DURATION_S', '120'), 1),
     latencyMs: integer('--latency-ms', value('latency-ms', 'FLEET_LATENCY_MS', '100'), 0),
-    runs: proxy === 'both' ? ['off', 'on'] : [proxy as 'off' | 'on'],
+    proxies: modes('proxy', 'FLEET_PROXY', 'both'),
+    guildStates: modes('guild-state', 'FLEET_GUILD_STATE', 'on'),
+    returning: percent('returning', 'FLEET_RETURNING'),
+    memberScope: percent('member-scope', 'FLEET_MEMBER_SCOPE'),
+    changesPerS: integer('--changes-per-s', value('changes-per-s', 'FLEET_CHANGES_PER_S', '3'), 0),
     write: values.has('write'),
     redisUrl: env.FLEET_REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
 }
 
 // --- The world -----------------------------------------------------------------------------------
+
+/** A fixed sequence: every run of the benchmark has the same world. */
+function sequence(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) % n;
+  };
+}
 
 function buildWorld(options: Options): World {
   const botId = DEMO_SEED.application.id;
@@ -190,14 +383,10 @@ function buildWorld(options: Options): World {
   const guildsOf = new Map<string, string[]>(users.map((id) => [id, []]));
   const ownedBy = new Map<string, string>();
   const guilds: SeedGuild[] = [];
-  // A fixed sequence: every run of the benchmark has the same world.
-  let state = 0x2545f491;
-  const random = (n: number): number => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) % n;
-  };
+  const random = sequence(0x2545f491);
+  // The guilds' sizes from a sequence of their own, so that who is in which guild stays as before.
+  const sizeRandom = sequence(0x1b873593);
+  const sizes: Record<Size, number> = { small: 0, medium: 0, large: 0 };
   for (let g = 0; g < options.guilds; g++) {
     const id = (GUILD_BASE + BigInt(g) * 100n).toString();
     const owner = users[g % users.length];
@@ -212,8 +401,29 @@ function buildWorld(options: Options): World {
     }
     // The guild they own that heads their list: the one they open cold, then follow and change.
     ownedBy.set(owner, id);
-    guilds.push(guild(id, owner, [...members], botId));
+    const draw = sizeRandom(1_000) / 1_000;
+    const size: Size =
+      draw < SIZES.small.share
+        ? 'small'
+        : draw < SIZES.small.share + SIZES.medium.share
+          ? 'medium'
+          : 'large';
+    sizes[size] += 1;
+    guilds.push(guild(g, id, owner, [...members], botId, size, sizeRandom));
   }
+  const entities = { roles: 0, channels: 0, threads: 0 };
+  for (const g of guilds) {
+    entities.roles += g.roles.length;
+    for (const channel of g.channels) {
+      if (isThread(channel)) entities.threads += 1;
+      else entities.channels += 1;
+    }
+  }
+  const drawRandom = sequence(0x68e31da4);
+  const draws = users.map(() => ({
+    returning: drawRandom(1_000_000) / 1_000_000,
+    scope: drawRandom(1_000_000) / 1_000_000,
+  }));
   const user = (id: string, username: string): APIUser => ({
     id,
     username,
@@ -230,36 +440,167 @@ function buildWorld(options: Options): World {
     botId,
     operator,
     users,
+    draws,
     guildsOf,
     ownedBy,
     guildIds: guilds.map((g) => g.id),
+    sizes,
+    entities,
   };
 }
 
-function guild(id: string, owner: string, members: string[], botId: string): SeedGuild {
+function isThread(channel: SeedChannel): boolean {
+  return (
+    channel.type === ChannelType.PublicThread ||
+    channel.type === ChannelType.PrivateThread ||
+    channel.type === ChannelType.AnnouncementThread
+  );
+}
+
+/** The id of a guild's `n`th role, channel or thread beyond its first few. */
+function entityId(guildIndex: number, n: number): string {
+  return (ENTITY_BASE + BigInt(guildIndex) * 1_000n + BigInt(n)).toString();
+}
+
+function guildIndexOf(guildId: string): number {
+  return Number((BigInt(guildId) - GUILD_BASE) / 100n);
+}
+
+/** Permissions an extra role may hold, as communities give them. */
+const ROLE_PERMISSIONS = [
+  0n,
+  P.ViewChannel | P.SendMessages | P.ReadMessageHistory,
+  P.ManageMessages | P.MuteMembers | P.MoveMembers,
+  P.KickMembers | P.ModerateMembers | P.ManageMessages,
+  P.ManageChannels | P.ManageThreads,
+  P.MentionEveryone | P.AttachFiles | P.EmbedLinks,
+].map(String);
+
+function guild(
+  index: number,
+  id: string,
+  owner: string,
+  members: string[],
+  botId: string,
+  size: Size,
+  random: (n: number) => number,
+): SeedGuild {
   const at = (n: number): string => (BigInt(id) + BigInt(n)).toString();
+  const within = ([low, high]: readonly [number, number]): number => low + random(high - low + 1);
+  const shape = SIZES[size];
   const joined = '2024-01-01T00:00:00.000Z';
+  const extraRoles: SeedRole[] = Array.from({ length: within(shape.roles) }, (_, k) => ({
+    id: entityId(index, ROLE_IDS + k),
+    name: k === 0 ? 'Staff' : `role ${k}`,
+    permissions: ROLE_PERMISSIONS[k === 0 ? 3 : random(ROLE_PERMISSIONS.length)],
+    position: 3 + k,
+  }));
+  const roles: SeedRole[] = [
+    { id, name: '@everyone', permissions: EVERYONE_DEFAULT, position: 0 },
+    {
+      id: at(1),
+      name: 'Moderation Bot',
+      permissions: (P.ManageRoles | P.KickMembers | P.BanMembers | P.ViewChannel).toString(),
+      position: 2,
+      managed: true,
+      tags: { bot_id: botId },
+    },
+    { id: at(2), name: 'Member', permissions: '0', position: 1 },
+    ...extraRoles,
+  ];
+  const channels: SeedChannel[] = [
+    { id: at(10), type: ChannelType.GuildText, name: 'general', position: 0 },
+    { id: at(11), type: ChannelType.GuildText, name: 'mod-log', position: 1 },
+  ];
+  const overwrite = (role: string, allow: bigint, deny: bigint): APIOverwrite => ({
+    id: role,
+    type: OverwriteType.Role,
+    allow: allow.toString(),
+    deny: deny.toString(),
+  });
+  let next = CHANNEL_IDS;
+  // Channels the bot cannot view: a staff category and its channels, denied to @everyone and
+  // allowed to Staff (the bot does not hold it), so its gateway sees them obfuscated.
+  const hidden = within(shape.hidden);
+  if (hidden > 0 && extraRoles.length > 0) {
+    const staff = extraRoles[0].id;
+    const overwrites = [overwrite(id, 0n, P.ViewChannel), overwrite(staff, P.ViewChannel, 0n)];
+    const category = entityId(index, next++);
+    channels.push({
+      id: category,
+      type: ChannelType.GuildCategory,
+      name: 'staff',
+      position: 0,
+      permission_overwrites: overwrites,
+    });
+    for (let k = 1; k < hidden; k++) {
+      channels.push({
+        id: entityId(index, next++),
+        type: ChannelType.GuildText,
+        name: `staff-${k}`,
+        position: k,
+        parent_id: category,
+        permission_overwrites: overwrites,
+      });
+    }
+  }
+  // The rest in categories of up to 10, text mostly, some voice and announcement channels; every
+  // third with an overwrite for one of the roles.
+  const visible = within(shape.channels);
+  let category: string | null = null;
+  const textChannels = [at(10)];
+  for (let k = 0; k < visible; k++) {
+    if (k % 11 === 0 && visible > 6) {
+      category = entityId(index, next++);
+      channels.push({
+        id: category,
+        type: ChannelType.GuildCategory,
+        name: `category ${k / 11}`,
+        position: k / 11 + 1,
+      });
+      continue;
+    }
+    const kind = random(10);
+    const type =
+      kind < 7
+        ? ChannelType.GuildText
+        : kind < 9
+          ? ChannelType.GuildVoice
+          : ChannelType.GuildAnnouncement;
+    const channel: SeedChannel = {
+      id: entityId(index, next++),
+      type,
+      name: `channel-${k}`,
+      position: k % 11,
+      parent_id: category,
+    };
+    if (k % 3 === 0 && extraRoles.length > 0) {
+      const role = extraRoles[random(extraRoles.length)].id;
+      channel.permission_overwrites = [
+        overwrite(role, P.SendMessages | P.AttachFiles, 0n),
+        ...(type === ChannelType.GuildAnnouncement ? [overwrite(id, 0n, P.SendMessages)] : []),
+      ];
+    }
+    if (type === ChannelType.GuildText) textChannels.push(channel.id);
+    channels.push(channel);
+  }
+  const threads = within(shape.threads);
+  for (let k = 0; k < threads; k++) {
+    channels.push({
+      id: entityId(index, THREAD_IDS + k),
+      type: ChannelType.PublicThread,
+      name: `thread ${k}`,
+      position: 0,
+      parent_id: textChannels[random(textChannels.length)],
+    });
+  }
   return {
     id,
     name: `guild ${id.slice(-7)}`,
     icon: null,
     owner_id: owner,
-    roles: [
-      { id, name: '@everyone', permissions: EVERYONE_DEFAULT, position: 0 },
-      {
-        id: at(1),
-        name: 'Moderation Bot',
-        permissions: (P.ManageRoles | P.KickMembers | P.BanMembers | P.ViewChannel).toString(),
-        position: 2,
-        managed: true,
-        tags: { bot_id: botId },
-      },
-      { id: at(2), name: 'Member', permissions: '0', position: 1 },
-    ],
-    channels: [
-      { id: at(10), type: ChannelType.GuildText, name: 'general', position: 0 },
-      { id: at(11), type: ChannelType.GuildText, name: 'mod-log', position: 1 },
-    ],
+    roles,
+    channels,
     members: [
       { user_id: botId, roles: [at(1)], joined_at: joined },
       ...members.map((user) => ({ user_id: user, roles: [at(2)], joined_at: joined })),
@@ -274,16 +615,25 @@ function memberRole(guildId: string): string {
 
 // --- One run -------------------------------------------------------------------------------------
 
-async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise<RunReport> {
+async function run(options: Options, world: World, spec: RunSpec): Promise<RunReport> {
   const database = await freshPostgresDatabase('bms_fleet');
   if (!database) throw new Error(`PostgreSQL cannot be reached at ${BENCH_ADMIN_URL}`);
+  // The emulator's clock: the platform's, moved on only while the sessions of earlier visits are
+  // made (below); from the users' part on it runs as the wall clock does.
+  let earlierVisitsMs = 0;
   const emulator = await PlatformEmulator.start(
     world.seed,
     {},
-    { maxLoggedRequests: 10_000_000, rateLimits: {} },
+    {
+      maxLoggedRequests: 10_000_000,
+      rateLimits: {},
+      now: () => Date.now() + earlierVisitsMs,
+    },
   );
-  const proxyServer = proxy === 'on' ? await startProxy(emulator.apiUrl) : null;
+  const proxyServer = spec.proxy === 'on' ? await startProxy(emulator.apiUrl) : null;
   const services: ServiceProcess[] = [];
+  let reporter: GuildStateReporter | null = null;
+  let stopForwarding = (): void => undefined;
   try {
     const env: Record<string, string> = {
       DATABASE_URL: database.url,
@@ -296,10 +646,11 @@ async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise
       DISCORD_API_URL: emulator.apiUrl,
       ROOT_USERS: world.operator,
       LOG_LEVEL: 'warn',
+      GUILD_STATE_FEED: spec.guildState === 'on' ? 'true' : 'false',
       ...(proxyServer ? { DISCORD_REST_PROXY_URL: proxyServer.url } : {}),
     };
     // The first instance migrates the new database; the others start on it together.
-    const logs = mkdtempSync(join(tmpdir(), `bms-fleet-${proxy}-`));
+    const logs = mkdtempSync(join(tmpdir(), `bms-fleet-${spec.guildState}-${spec.proxy}-`));
     const log = (n: number): string => join(logs, `instance-${n}.log`);
     services.push(await startServiceProcess(env, log(0)));
     services.push(
@@ -314,6 +665,44 @@ async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise
     const fleet = new Fleet(services.map((service) => service.baseUrl));
     const botToken = await reportBotGuilds(fleet, emulator, world);
     console.log(`the bot's ${world.guildIds.length} guilds reported through the membership feed`);
+
+    let bot: SimulatedBot | null = null;
+    if (spec.guildState === 'on') {
+      bot = await feedGuildStates(fleet, emulator, world, botToken);
+      reporter = bot.reporter;
+      const forwarding = bot;
+      stopForwarding = emulator.state.onGuildState((change) => forward(forwarding, change));
+    }
+
+    // Returning users come back with the session of an earlier visit. Those visits' logins met
+    // the token endpoint's bucket at the time; here the emulator's clock moves on a second for
+    // each bucket's worth, so that hours of earlier visits take seconds and leave no window open.
+    const returning = new Map<string, string>();
+    const scoped = new Set(
+      world.users.filter((_, i) => world.draws[i].scope < spec.memberScopePercent / 100),
+    );
+    const keptStarted = performance.now();
+    const comingBack = world.users.filter(
+      (_, i) => world.draws[i].returning < spec.returningPercent / 100,
+    );
+    const perWindow = TOKEN_ENDPOINT_PER_SECOND - 1;
+    for (let i = 0; i < comingBack.length; i += perWindow) {
+      const group = comingBack.slice(i, i + perWindow);
+      const tokens = await Promise.all(
+        group.map((user) => login(fleet, emulator, user, scopesOf(user, scoped))),
+      );
+      group.forEach((user, k) => returning.set(user, tokens[k]));
+      earlierVisitsMs += 1_000;
+    }
+    const keptSessionsSeconds = (performance.now() - keptStarted) / 1000;
+    if (returning.size > 0) {
+      console.log(
+        `${returning.size} sessions of earlier visits made in ${keptSessionsSeconds.toFixed(0)} s`,
+      );
+      // Past the platform cache's lifetime: what those logins read is not what the users find.
+      await sleep(6_000);
+    }
+
     // From here on, every platform answer takes the latency.
     if (options.latencyMs > 0) {
       emulator.intercept(async (_route, _reply, signal) => {
@@ -322,6 +711,7 @@ async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise
     }
     const firstRequest = emulator.requests.length;
     const invalidBefore = emulator.invalidAnswers();
+    const batchesBefore = bot ? { ...bot.counts } : null;
     const started = performance.now();
     // The bot keeps reporting while it runs, so the service keeps trusting its feed.
     const heartbeat = setInterval(() => {
@@ -334,20 +724,56 @@ async function run(options: Options, world: World, proxy: 'off' | 'on'): Promise
           if (answer.status !== 200) console.error(`the bot's heartbeat answered ${answer.status}`);
         });
     }, BOT_HEARTBEAT_MS);
-    let results: StepResult[];
+    // The platform's guilds change while the users run; with the feed, the bot reports it.
+    let changes = 0;
+    const changeRandom = sequence(0x7f4a7c15);
+    const changing =
+      options.changesPerS > 0
+        ? setInterval(() => {
+            changeGuild(emulator, world, changes++, changeRandom);
+          }, 1000 / options.changesPerS)
+        : null;
+    let users: { results: StepResult[]; heldByReady: number };
     try {
-      results = await simulateUsers(fleet, emulator, world, options);
+      users = await simulateUsers(fleet, emulator, world, options, returning, scoped);
     } finally {
       clearInterval(heartbeat);
+      if (changing) clearInterval(changing);
+    }
+    const durationS = (performance.now() - started) / 1000;
+    const requests = emulator.requests.slice(firstRequest);
+    const invalidAnswers = emulator.invalidAnswers() - invalidBefore;
+    let feed: FeedReport | null = null;
+    if (bot && batchesBefore) {
+      await bot.reporter.flush().catch((error: unknown) => bot.errors.push(String(error)));
+      const status = await guildStateStatus(fleet, botToken);
+      feed = {
+        fedGuilds: bot.fedGuilds,
+        fedBytes: bot.fedBytes,
+        fedSeconds: bot.fedSeconds,
+        batches: bot.counts.batches - batchesBefore.batches,
+        failedBatches: bot.counts.failed - batchesBefore.failed,
+        reporterErrors: bot.errors.slice(bot.errorsBeforeRun),
+        changes,
+        live: status.live,
+        guilds: status.guilds,
+        behind: status.behind,
+      };
     }
     return {
-      proxy,
-      results,
-      requests: emulator.requests.slice(firstRequest),
-      invalidAnswers: emulator.invalidAnswers() - invalidBefore,
-      durationS: (performance.now() - started) / 1000,
+      ...spec,
+      ...users,
+      requests,
+      invalidAnswers,
+      durationS,
+      returningUsers: returning.size,
+      keptSessionsSeconds,
+      scopedUsers: scoped.size,
+      feed,
     };
   } finally {
+    stopForwarding();
+    await reporter?.close().catch(() => undefined);
     await Promise.all(services.map((service) => stopServiceProcess(service.process)));
     await proxyServer?.close();
     await emulator.close();
@@ -381,15 +807,19 @@ async function startProxy(apiUrl: string): Promise<{ url: string; close(): Promi
 class Fleet {
   private next = 0;
 
-  constructor(private readonly baseUrls: string[]) {}
+  constructor(readonly baseUrls: string[]) {}
+
+  /** The instance the next request goes to. */
+  nextBaseUrl(): string {
+    return this.baseUrls[this.next++ % this.baseUrls.length];
+  }
 
   async request(
     method: string,
     path: string,
     options: { token?: string; body?: object; signal?: AbortSignal } = {},
   ): Promise<Response> {
-    const baseUrl = this.baseUrls[this.next++ % this.baseUrls.length];
-    return fetch(`${baseUrl}${path}`, {
+    return fetch(`${this.nextBaseUrl()}${path}`, {
       method,
       headers: {
         ...(options.body ? { 'Content-Type': 'application/json' } : {}),
@@ -401,8 +831,18 @@ class Fleet {
   }
 }
 
-async function login(fleet: Fleet, emulator: PlatformEmulator, userId: string): Promise<string> {
-  const code = emulator.issueCode({ userId, redirectUri: REDIRECT });
+/** The scopes of a user's login: with `guilds.members.read` when its draw says so. */
+function scopesOf(user: string, scoped: ReadonlySet<string>): string[] {
+  return scoped.has(user) ? ['identify', 'guilds', MEMBER_READ_SCOPE] : ['identify', 'guilds'];
+}
+
+async function login(
+  fleet: Fleet,
+  emulator: PlatformEmulator,
+  userId: string,
+  scopes?: string[],
+): Promise<string> {
+  const code = emulator.issueCode({ userId, scopes, redirectUri: REDIRECT });
   const response = await fleet.request('POST', '/oauth2', {
     body: { code, redirect_uri: REDIRECT },
   });
@@ -446,6 +886,185 @@ async function reportBotGuilds(
   return apiToken;
 }
 
+// --- The bot's guild-state feed -------------------------------------------------------------------
+
+interface SimulatedBot {
+  reporter: GuildStateReporter;
+  /** Batches the reporter sent (through the fleet, in turn), and those not answered 200. */
+  counts: { batches: number; failed: number };
+  errors: string[];
+  errorsBeforeRun: number;
+  fedGuilds: number;
+  fedBytes: number;
+  fedSeconds: number;
+}
+
+/**
+ * The bot's gateway brings each guild's GUILD_CREATE at connect; it reports each whole through
+ * `createGuildStateReporter`, as the discord.js wiring does, and the run waits until every instance
+ * holds every guild live.
+ */
+async function feedGuildStates(
+  fleet: Fleet,
+  emulator: PlatformEmulator,
+  world: World,
+  apiToken: string,
+): Promise<SimulatedBot> {
+  const counts = { batches: 0, failed: 0 };
+  let fedBytes = 0;
+  const errors: string[] = [];
+  const reporter = createGuildStateReporter({
+    baseUrl: fleet.baseUrls[0],
+    token: apiToken,
+    // Through the load balancer: each batch to the next instance.
+    fetch: async (url, init) => {
+      const path = url.slice(fleet.baseUrls[0].length);
+      if (typeof init.body === 'string') fedBytes += Buffer.byteLength(init.body);
+      counts.batches += 1;
+      const response = await fetch(`${fleet.nextBaseUrl()}${path}`, init);
+      if (response.status !== 200) counts.failed += 1;
+      return response;
+    },
+    fullState: (guildId) => emulator.state.gatewayGuildState(guildId),
+    onError: (error: ReporterError) => {
+      errors.push(`${error.kind}: ${error.message}`);
+      if (errors.length <= 5) console.error(`[bot-reporter] ${error.kind}: ${error.message}`);
+    },
+  });
+  const started = performance.now();
+  const ids = world.guildIds;
+  for (let i = 0; i < ids.length; i += STATE_FEED_CHUNK) {
+    for (const id of ids.slice(i, i + STATE_FEED_CHUNK)) {
+      reporter.guildCreate(0, emulator.state.gatewayGuildState(id));
+    }
+    await reporter.flush();
+  }
+  const sentBytes = fedBytes;
+  for (const baseUrl of fleet.baseUrls) {
+    for (let waited = 0; ; waited += 250) {
+      const status = await guildStateStatus(fleet, apiToken, baseUrl);
+      if (status.live === ids.length) break;
+      if (waited > 60_000) {
+        throw new Error(
+          `${baseUrl} holds ${status.live} of ${ids.length} guild states live: ${JSON.stringify(status.behind)}`,
+        );
+      }
+      await sleep(250);
+    }
+  }
+  const fedSeconds = (performance.now() - started) / 1000;
+  console.log(
+    `the bot's ${ids.length} guild states fed (${(sentBytes / 2 ** 20).toFixed(1)} MiB in ${counts.batches} batches) and live on every instance in ${fedSeconds.toFixed(1)} s`,
+  );
+  return {
+    reporter,
+    counts,
+    errors,
+    errorsBeforeRun: errors.length,
+    fedGuilds: ids.length,
+    fedBytes: sentBytes,
+    fedSeconds,
+  };
+}
+
+async function guildStateStatus(
+  fleet: Fleet,
+  token: string,
+  baseUrl = fleet.nextBaseUrl(),
+): Promise<{ guilds: number; live: number; behind: Record<string, number> }> {
+  const response = await fetch(`${baseUrl}/internal/guild-state`, {
+    headers: { Authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  if (response.status !== 200) {
+    throw new Error(`GET /internal/guild-state answered ${response.status}`);
+  }
+  return (await response.json()) as {
+    guilds: number;
+    live: number;
+    behind: Record<string, number>;
+  };
+}
+
+/** What the bot's gateway announces, reported as the discord.js wiring reports it. */
+function forward(bot: SimulatedBot, change: GuildStateChange): void {
+  const r = bot.reporter;
+  const id = change.guild_id;
+  switch (change.type) {
+    case 'guild_create':
+      return r.guildCreate(0, change.guild);
+    case 'guild_update':
+      return r.guildUpdate(0, id, change.guild);
+    case 'guild_delete':
+      return r.guildDelete(0, id, change.unavailable);
+    case 'role_upsert':
+      return r.roleUpsert(0, id, change.role);
+    case 'role_delete':
+      return r.roleDelete(0, id, change.role_id);
+    case 'channel_upsert':
+      return r.channelUpsert(0, id, change.channel);
+    case 'channel_delete':
+      return r.channelDelete(0, id, change.channel_id);
+    case 'thread_upsert':
+      return r.threadUpsert(0, id, change.thread);
+    case 'thread_delete':
+      return r.threadDelete(0, id, change.thread_id);
+    case 'thread_list_sync':
+      return r.threadListSync(0, id, change.threads, change.channel_ids);
+    case 'bot_member_update':
+      return r.botMemberUpdate(0, id, change.member);
+  }
+}
+
+/**
+ * One change the platform makes to one of the bot's guilds, in turn: #general renamed, a thread
+ * made (or one made earlier unarchived), a thread archived, a role's permissions, the guild renamed.
+ */
+function changeGuild(
+  emulator: PlatformEmulator,
+  world: World,
+  n: number,
+  random: (n: number) => number,
+): void {
+  const guildId = world.guildIds[random(world.guildIds.length)];
+  const guild = emulator.state.guild(guildId);
+  if (!guild) return;
+  const general = (BigInt(guildId) + 10n).toString();
+  switch (n % 5) {
+    case 0: {
+      const channel = guild.channels.find((c) => c.id === general);
+      if (channel) emulator.state.upsertChannel(guildId, { ...channel, name: `general-${n}` });
+      return;
+    }
+    case 1:
+      emulator.state.upsertChannel(guildId, {
+        id: entityId(guildIndexOf(guildId), RUN_THREAD_IDS + (Math.floor(n / 5) % 50)),
+        type: ChannelType.PublicThread,
+        name: `thread of the run ${n}`,
+        position: 0,
+        parent_id: general,
+        archived: false,
+      });
+      return;
+    case 2: {
+      const thread = guild.channels.find((c) => isThread(c) && !c.archived);
+      if (thread) emulator.state.upsertChannel(guildId, { ...thread, archived: true });
+      return;
+    }
+    case 3: {
+      // A role of the guild's own (not @everyone, the bot's, Member or Staff).
+      const role = guild.roles.find((r) => r.id === entityId(guildIndexOf(guildId), ROLE_IDS + 1));
+      if (role) {
+        const permissions = (BigInt(role.permissions) ^ P.ManageMessages).toString();
+        emulator.state.upsertRole(guildId, { ...role, permissions });
+      }
+      return;
+    }
+    default:
+      emulator.state.updateGuild(guildId, { name: `guild ${guildId.slice(-7)} (${n})` });
+  }
+}
+
 // --- The users -----------------------------------------------------------------------------------
 
 async function simulateUsers(
@@ -453,28 +1072,49 @@ async function simulateUsers(
   emulator: PlatformEmulator,
   world: World,
   options: Options,
-): Promise<StepResult[]> {
+  returning: ReadonlyMap<string, string>,
+  scoped: ReadonlySet<string>,
+): Promise<{ results: StepResult[]; heldByReady: number }> {
   const results: StepResult[] = [];
+  const heldByReady = { count: 0 };
   /** When each guild was last opened, as a cold open (performance.now()). */
   const opened = new Map<string, number>();
   const gapMs = (options.durationS * 1000) / world.users.length;
   const journeys: Promise<void>[] = [];
   let done = 0;
   const progress = setInterval(() => {
-    console.log(`${journeys.length} users started, ${done} done, ${results.length} steps`);
+    const failed = results.filter((x) => x.error !== null).length;
+    console.log(
+      `${journeys.length} users started, ${done} done, ${results.length} steps, ${failed} failed`,
+    );
   }, 10_000);
+  const started = performance.now();
   try {
     for (const [i, user] of world.users.entries()) {
+      const session = returning.get(user);
       journeys.push(
-        journey(fleet, emulator, world, user, i, opened, results).finally(() => (done += 1)),
+        journey(
+          fleet,
+          emulator,
+          world,
+          user,
+          i,
+          session,
+          scoped,
+          opened,
+          results,
+          heldByReady,
+        ).finally(() => (done += 1)),
       );
-      await sleep(gapMs);
+      // Evenly over the run, by the clock: a late start is made up by the next ones.
+      const due = started + (i + 1) * gapMs - performance.now();
+      if (due > 0) await sleep(due);
     }
     await Promise.all(journeys);
   } finally {
     clearInterval(progress);
   }
-  return results;
+  return { results, heldByReady: heldByReady.count };
 }
 
 /** One user's visit to the dashboard; a step that fails ends it, as it would for a person. */
@@ -484,8 +1124,13 @@ async function journey(
   world: World,
   user: string,
   index: number,
+  /** A returning user's session, kept from an earlier visit; none: the user logs in. */
+  session: string | undefined,
+  scoped: ReadonlySet<string>,
   opened: Map<string, number>,
   results: StepResult[],
+  /** Changes the stream's `ready` already held (see `follow`). */
+  heldByReady: { count: number },
 ): Promise<void> {
   const step = async <T>(name: Step, action: () => Promise<T>): Promise<T> => {
     const started = performance.now();
@@ -517,7 +1162,8 @@ async function journey(
   const mine = world.guildsOf.get(user) ?? [];
   const owned = world.ownedBy.get(user);
   try {
-    const token = await step('login', () => login(fleet, emulator, user));
+    const token =
+      session ?? (await step('login', () => login(fleet, emulator, user, scopesOf(user, scoped))));
     await step('list guilds', () => call('GET', '/users/@me/guilds', token, [200]));
     // Cold: a guild of theirs nobody opened (their own first). Warm: one of theirs someone opened
     // within the platform cache's lifetime, or the same guild again.
@@ -546,7 +1192,9 @@ async function journey(
       await step('change a setting', () =>
         settings('Create', { role_id: role, perms: ['guildroles.view'], index: 1 }),
       );
-      await step('see the change', () => stream.waitFor(role));
+      // The guild's first revision: only its owner changes it, once.
+      const seen = await step('see the change', () => stream.waitFor(role, 1));
+      if (seen === 'ready') heldByReady.count += 1;
     } finally {
       stream.close();
     }
@@ -560,7 +1208,7 @@ async function follow(
   fleet: Fleet,
   guildId: string,
   token: string,
-): Promise<{ waitFor(text: string): Promise<void>; close(): void }> {
+): Promise<{ waitFor(text: string, revision: number): Promise<'event' | 'ready'>; close(): void }> {
   const controller = new AbortController();
   const response = await fleet.request('GET', `/guilds/${guildId}/events`, {
     token,
@@ -586,9 +1234,14 @@ async function follow(
     }
   })();
   return {
-    async waitFor(text: string): Promise<void> {
+    async waitFor(text: string, revision: number): Promise<'event' | 'ready'> {
       const deadline = performance.now() + STREAM_WAIT_MS;
-      while (!received.includes(text)) {
+      for (;;) {
+        if (received.includes(text)) return 'event';
+        // The stream's position, read after the change committed: `ready` holds it, and no event
+        // follows for it (a client reading the settings after `ready` has it).
+        const ready = /event: ready\nid: (\d+)/.exec(received);
+        if (ready && Number(ready[1]) >= revision) return 'ready';
         const left = deadline - performance.now();
         if (left <= 0)
           throw new Error(`the change did not reach the event stream within ${STREAM_WAIT_MS} ms`);
@@ -601,28 +1254,52 @@ async function follow(
 
 // --- The report ----------------------------------------------------------------------------------
 
-function report(options: Options, reports: RunReport[]): string {
+function report(options: Options, world: World, reports: RunReport[]): string {
+  const { small, medium, large } = world.sizes;
+  const { roles, channels, threads } = world.entities;
+  const feedRuns = [...new Set(reports.map((r) => r.guildState))];
+  const feed =
+    feedRuns.length > 1
+      ? 'with and without the guild-state feed'
+      : feedRuns[0] === 'on'
+        ? 'guild state fed'
+        : 'no guild state';
   const lines: string[] = [
-    `# Fleet simulation (\`npm run bench:fleet\`)`,
+    `## ${options.users} users over ${options.durationS} s, ${feed}`,
     '',
-    `${options.instances} instances on PostgreSQL and Redis; the emulator with the platform's rate limits and ${options.latencyMs} ms per answer; ${options.guilds} guilds known through the membership feed; ${options.users} users started over ${options.durationS} s.`,
+    `\`${['npm run bench:fleet --', ...process.argv.slice(2)].join(' ')}\`, ${new Date().toISOString()}.`,
     '',
-    '| | ' +
-      reports.map((r) => (r.proxy === 'on' ? 'with the REST proxy' : 'without')).join(' | ') +
-      ' |',
+    `${options.instances} instances on PostgreSQL and Redis; the emulator with the platform's rate limits and ${options.latencyMs} ms per answer; ${options.guilds} guilds known through the membership feed (${small} small, ${medium} medium, ${large} large: ${roles} roles, ${channels} channels and ${threads} active threads in all); ${options.users} users started over ${options.durationS} s; the platform changes ${options.changesPerS} guilds a second while they run.`,
+    '',
+    '| | ' + reports.map(label).join(' | ') + ' |',
     '|---|' + reports.map(() => '---:|').join(''),
   ];
-  const row = (label: string, value: (r: RunReport) => string): void => {
-    lines.push(`| ${label} | ${reports.map(value).join(' | ')} |`);
+  const row = (name: string, value: (r: RunReport) => string): void => {
+    lines.push(`| ${name} | ${reports.map(value).join(' | ')} |`);
   };
   const actions = (r: RunReport): number => r.results.filter((x) => x.error === null).length;
   const limited = (r: RunReport): EmulatedRequest[] => r.requests.filter((x) => x.status === 429);
+  const bot = (r: RunReport): EmulatedRequest[] => r.requests.filter((x) => x.auth === 'bot');
+  const tokenEndpoint = (r: RunReport): EmulatedRequest[] =>
+    r.requests.filter((x) => x.route === 'POST /oauth2/token');
+  const rate = (r: RunReport, requests: EmulatedRequest[]): string => {
+    const perSecond = perSecondOf(requests);
+    return `${(requests.length / r.durationS).toFixed(1)} / ${Math.max(0, ...perSecond)}`;
+  };
+  row(
+    'users: logging in during the run / back with a session of an earlier visit',
+    (r) => `${options.users - r.returningUsers} / ${r.returningUsers}`,
+  );
+  row(
+    'users whose login granted guilds.members.read',
+    (r) => `${r.scopedUsers} (${((100 * r.scopedUsers) / options.users).toFixed(0)}%)`,
+  );
   row('platform calls', (r) => String(r.requests.length));
-  row('bot-token calls a second: mean / busiest second (the limit: 50)', (r) => {
-    const perSecond = botCallsPerSecond(r.requests);
-    const mean = perSecond.reduce((sum, n) => sum + n, 0) / Math.max(1, perSecond.length);
-    return `${mean.toFixed(1)} / ${Math.max(0, ...perSecond)}`;
-  });
+  row('bot-token calls a second: mean / busiest second (the limit: 50)', (r) => rate(r, bot(r)));
+  row(
+    `token endpoint calls a second: mean / busiest second (its limit: ${TOKEN_ENDPOINT_PER_SECOND})`,
+    (r) => rate(r, tokenEndpoint(r)),
+  );
   row('platform calls per user action', (r) =>
     (r.requests.length / Math.max(1, actions(r))).toFixed(2),
   );
@@ -632,6 +1309,9 @@ function report(options: Options, reports: RunReport[]): string {
     String(r.invalidAnswers),
   );
   row('errors users saw', (r) => String(r.results.filter((x) => x.error !== null).length));
+  row("see the change: held by the stream's `ready` rather than sent as an event", (r) =>
+    String(r.heldByReady),
+  );
   row('run time', (r) => `${r.durationS.toFixed(0)} s`);
   for (const name of STEPS) {
     row(`${name}: p50 / p99 ms`, (r) => {
@@ -652,12 +1332,38 @@ function report(options: Options, reports: RunReport[]): string {
           ) / options.latencyMs
         ).toFixed(1);
   });
+  row('guild states fed before the run: guilds, MiB, seconds until live everywhere', (r) =>
+    r.feed
+      ? `${r.feed.fedGuilds}, ${(r.feed.fedBytes / 2 ** 20).toFixed(1)}, ${r.feed.fedSeconds.toFixed(0)}`
+      : '–',
+  );
+  row('guild-state batches during the run (changes made) / not answered 200', (r) =>
+    r.feed ? `${r.feed.batches} (${r.feed.changes}) / ${r.feed.failedBatches}` : '–',
+  );
+  row('guild states live at the end / behind / reporter errors', (r) => {
+    if (!r.feed) return '–';
+    const behind = Object.values(r.feed.behind).reduce((sum, n) => sum + n, 0);
+    return `${r.feed.live} of ${r.feed.guilds} / ${behind} / ${r.feed.reporterErrors.length}`;
+  });
+  row('sessions of earlier visits: made before the run in', (r) =>
+    r.returningUsers > 0 ? `${r.keptSessionsSeconds.toFixed(0)} s` : '–',
+  );
   lines.push('');
   for (const r of reports) {
-    const run = r.proxy === 'on' ? 'with' : 'without';
-    const bot = r.requests.filter((x) => x.auth === 'bot');
-    lines.push(`Bot-token calls by route ${run} the proxy: ${byRoute(bot)}`, '');
-    lines.push(`429s (global and per route) by route ${run} the proxy: ${byRoute(limited(r))}`, '');
+    const run = label(r);
+    lines.push(`Bot-token calls by route (${run}): ${byRoute(bot(r))}`, '');
+    lines.push(
+      `User-token calls by route (${run}): ${byRoute(r.requests.filter((x) => x.auth === 'bearer'))}`,
+      '',
+    );
+    lines.push(`429s (global and per route) by route (${run}): ${byRoute(limited(r))}`, '');
+    if (r.feed) {
+      const behind = Object.entries(r.feed.behind).filter(([, n]) => n > 0);
+      lines.push(
+        `Guild states behind at the end (${run}): ${behind.length === 0 ? 'none' : behind.map(([why, n]) => `${why} ${n}`).join(', ')}; reporter errors: ${r.feed.reporterErrors.length === 0 ? 'none' : r.feed.reporterErrors.slice(0, 5).join('; ')}`,
+        '',
+      );
+    }
     const errors = new Map<string, number>();
     for (const result of r.results) {
       if (result.error === null) continue;
@@ -667,8 +1373,8 @@ function report(options: Options, reports: RunReport[]): string {
     }
     lines.push(
       errors.size === 0
-        ? 'Errors users saw: none.'
-        : `Errors users saw:\n${[...errors].map(([error, n]) => `- ${n} × ${error}`).join('\n')}`,
+        ? `Errors users saw (${run}): none.`
+        : `Errors users saw (${run}):\n${[...errors].map(([error, n]) => `- ${n} × ${error}`).join('\n')}`,
       '',
     );
   }
@@ -680,13 +1386,12 @@ function isGlobal(request: EmulatedRequest): boolean {
   return request.scope === 'global';
 }
 
-/** The bot token's calls in each second of the run, as the platform counts its global limit. */
-function botCallsPerSecond(requests: EmulatedRequest[]): number[] {
-  const bot = requests.filter((request) => request.auth === 'bot');
-  if (bot.length === 0) return [];
-  const start = bot[0].at;
+/** Requests in each second from the first, as the platform counts its limits. */
+function perSecondOf(requests: EmulatedRequest[]): number[] {
+  if (requests.length === 0) return [];
+  const start = requests[0].at;
   const seconds: number[] = [];
-  for (const request of bot) {
+  for (const request of requests) {
     const second = Math.floor((request.at - start) / 1000);
     seconds[second] = (seconds[second] ?? 0) + 1;
   }

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,30 +11,43 @@ import {
   PermissionFlagsBits as P,
   type APIUser,
 } from 'discord-api-types/v10';
+import {
+  guildStateHash,
+  MAX_STATE_BATCH_BYTES,
+  MAX_STATE_REPORTS,
+  type GuildStateReceipt,
+  type GuildStateReport,
+} from 'clients/bot-reporter/src/guild-state';
 import { DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';
+import type { GuildStateChange } from 'src/platform/emulator/emulator.state';
 import type { EmulatorSeed, SeedGuild, SeedMember } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator, type EmulatedRequest } from 'src/platform/emulator/platform-emulator';
 import { databaseOption, integer } from './options';
 import { ROOT, SERVICE_NODE_OPTIONS, stopServiceProcess } from './service-process';
 
 /**
- * `npm run bench:flows`: what each step a dashboard takes costs in platform round trips.
+ * `npm run bench:flows`: what each step a dashboard takes costs in platform round trips, and with
+ * which token.
  *
  * The built service runs as a child process in live mode against a platform emulator this process
  * starts, whose every answer waits a fixed latency (default 100 ms, about what Discord's REST API
  * takes from a data centre): the service's own work is then noise and a step's time is, to a good
  * approximation, its number of platform calls made one after another times the latency. Steps run
- * one at a time, so the emulator's request log tells exactly which calls each step made and when
- * each started.
+ * one at a time, so the emulator's request log tells exactly which calls each step made, when each
+ * started and whether it carried the bot's token or the user's.
  *
  * Every repetition uses a user and guilds no earlier step touched, so a "cold" step is cold through
  * and through instead of relying on caches having expired; "warm" repeats the same request at once.
  * The first repetitions (--warmup) are run and discarded: they pay what a process pays once (the
  * bot's own user, compiling the code paths).
  *
- * When the service has the membership feed (`PUT /internal/shards/{id}/guilds`), the bot's guilds
- * are reported through it first, with a root user's API token, as the bot would at connect; on a
- * build without it (404) the steps are measured without.
+ * The bot's guilds are reported through the membership feed (`PUT /internal/shards/{id}/guilds`)
+ * first, with a root user's API token, as the bot would at connect. Then the steps run three ways
+ * in one service process, each on guilds and users of its own, a repetition of each in turn:
+ * (a) guilds whose state the guild-state feed never reported (the service reads them from the
+ * platform, as with `GUILD_STATE_FEED=false`); (b) guilds whose full state was reported through
+ * `POST /internal/shards/0/guild-state` (built from the emulator's gateway view), users logging in
+ * with `guilds.members.read`; (c) the same, users logging in without that scope.
  *
  * Prints a Markdown report; with --write also writes it to bench/flows-results.md.
  */
@@ -41,11 +55,12 @@ import { ROOT, SERVICE_NODE_OPTIONS, stopServiceProcess } from './service-proces
 const USAGE = `npm run bench:flows -- [options]
 
   --latency-ms=<ms>           platform latency added to every emulator answer (env FLOWS_LATENCY_MS; default 100)
-  --reps=<n>                  measured repetitions of the whole flow (env FLOWS_REPS; default 15)
-  --warmup=<n>                repetitions run first and discarded (env FLOWS_WARMUP; default 1)
+  --reps=<n>                  measured repetitions of the whole flow, each way (env FLOWS_REPS; default 15)
+  --warmup=<n>                repetitions run first and discarded, each way (env FLOWS_WARMUP; default 1)
   --platform-cache-ttl=<s>    PLATFORM_CACHE_TTL of the service (env PLATFORM_CACHE_TTL; default: the service's, 5)
   --database=memory|file      DATABASE_URL=memory:// (default) or a temporary DATA_DIR (env FLOWS_DATABASE)
-  --no-feed                   do not report the bot's guilds through the membership feed (env FLOWS_FEED=off)
+  --no-guild-state            only (a), on a service with GUILD_STATE_FEED=false (env FLOWS_GUILD_STATE=off)
+  --no-feed                   report neither feed: only (a), membership unknown (env FLOWS_FEED=off)
   --write                     also write the report to bench/flows-results.md
   --help                      this text`;
 
@@ -57,6 +72,7 @@ interface Options {
   platformCacheTtl: number | null;
   database: 'memory' | 'file';
   feed: boolean;
+  guildState: boolean;
   write: boolean;
 }
 
@@ -72,6 +88,38 @@ const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
 const SETTLE_MS = 25;
 /** Guilds the bot is not in, which users' guild lists hold beside the bot's. */
 const GUILDS_WITHOUT_BOT = 5;
+/**
+ * The bot reports at least this often between repetitions (an empty batch of the membership
+ * feed), so that neither feed goes stale during a long run (BOT_FEED_STALE_AFTER is 120 s).
+ */
+const HEARTBEAT_MS = 20_000;
+/** The scope that lets the service read the caller's own member with the caller's token. */
+const MEMBER_READ = 'guilds.members.read';
+
+/** The ways the steps run, each on guilds and users of its own. */
+const MODES = [
+  {
+    key: 'a',
+    title: '(a) without guild state',
+    fed: false,
+    scopes: undefined,
+  },
+  {
+    key: 'b',
+    title: `(b) guild state fed, logins with \`${MEMBER_READ}\``,
+    fed: true,
+    scopes: ['identify', 'guilds', MEMBER_READ],
+  },
+  {
+    key: 'c',
+    title: `(c) guild state fed, logins without \`${MEMBER_READ}\``,
+    fed: true,
+    scopes: ['identify', 'guilds'],
+  },
+] as const;
+
+type Mode = (typeof MODES)[number];
+type ModeKey = Mode['key'];
 
 /** The steps, in the order a repetition runs them. */
 const STEPS = [
@@ -92,6 +140,11 @@ const STEPS = [
     key: 'openSecond',
     title: '6. second member opens it',
     hits: 'another member of that guild, right after',
+  },
+  {
+    key: 'openKnown',
+    title: '6b. open a guild, member known',
+    hits: 'the step 1 user again, right after a rename (reported by the bot in b, c): member known from 4, the new state read once',
   },
   {
     key: 'schemasCold',
@@ -127,7 +180,7 @@ interface RepWorld {
 interface World {
   seed: EmulatorSeed;
   botId: string;
-  /** The ROOT_USERS user, who reports the bot's guilds through the feed. */
+  /** The ROOT_USERS user, who reports the bot's guilds through the feeds. */
   operator: string;
   reps: RepWorld[];
   botGuildIds: string[];
@@ -135,11 +188,24 @@ interface World {
   users: number;
 }
 
+/** Who a platform call was made as. */
+type Token = 'bot' | 'user' | 'app';
+
+/** One platform call of a step. */
+interface Call {
+  label: string;
+  token: Token;
+  /** When it started, ms after the step's start. */
+  offsetMs: number;
+}
+
 /** One step of one repetition (measured or warm-up). */
 interface Sample {
   ms: number;
-  /** The platform calls the step made, in arrival order, each with its start after the step's. */
-  calls: { label: string; offsetMs: number }[];
+  /** The platform calls the step made, in arrival order. */
+  calls: Call[];
+  /** Step 6b: whether the answer showed the guild's new name. */
+  fresh?: boolean;
 }
 
 /** Platform calls made between two steps, after `after`. */
@@ -157,7 +223,11 @@ class StepFailure extends Error {}
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
-  const world = buildWorld(options.warmup + options.reps);
+  const modes = MODES.filter((mode) => !mode.fed || (options.feed && options.guildState));
+  const perMode = options.warmup + options.reps;
+  const world = buildWorld(modes.length * perMode);
+  // Repetition `rep` of `mode` runs on world.reps[rep * modes + the mode's place].
+  const repOf = (rep: number, mode: number): RepWorld => world.reps[rep * modes.length + mode];
   // The log keeps every request of the run: the counts per step are read from it.
   const emulator = await PlatformEmulator.start(world.seed, {}, { maxLoggedRequests: 10_000_000 });
   const dataDir =
@@ -166,7 +236,7 @@ async function main(): Promise<void> {
   try {
     service = await startService(serviceEnv(options, world, emulator, dataDir));
     const run = new FlowRun(service, emulator, world, options);
-    await run.prepare();
+    await run.prepare(modes, perMode, repOf);
     if (options.latencyMs > 0) {
       // Every platform answer waits the latency; closing the emulator cuts the wait short.
       emulator.intercept(async (_route, _reply, signal) => {
@@ -177,12 +247,34 @@ async function main(): Promise<void> {
       ? await run.reportBotGuilds()
       : { used: false, line: 'Membership feed: not used (--no-feed).' };
     console.log(feed.line);
-    for (let rep = 0; rep < world.reps.length; rep++) {
+    const fedGuilds = modes.flatMap((mode, m) =>
+      mode.fed
+        ? Array.from({ length: perMode }, (_, rep) => {
+            const r = repOf(rep, m);
+            return [r.openGuild, r.schemasGuild, r.viewGuild];
+          }).flat()
+        : [],
+    );
+    const guildState: FeedOutcome = !options.feed
+      ? { used: false, line: 'Guild-state feed: not used (--no-feed).' }
+      : !options.guildState
+        ? {
+            used: false,
+            line: 'Guild-state feed: off (`GUILD_STATE_FEED=false`, --no-guild-state).',
+          }
+        : await run.reportGuildStates(fedGuilds);
+    console.log(guildState.line);
+    for (let rep = 0; rep < perMode; rep++) {
       const measured = rep >= options.warmup;
-      await run.repetition(rep, measured);
-      console.log(`${measured ? 'repetition' : 'warm-up'} ${rep + 1} of ${world.reps.length} done`);
+      // Each repetition starts with another way, so that none always follows the same one.
+      for (let i = 0; i < modes.length; i++) {
+        const m = (rep + i) % modes.length;
+        await run.heartbeatIfDue();
+        await run.repetition(repOf(rep, m), modes[m], measured);
+      }
+      console.log(`${measured ? 'repetition' : 'warm-up'} ${rep + 1} of ${perMode} done`);
     }
-    const markdown = report(run, options, world, service, feed);
+    const markdown = report(run, options, modes, world, service, feed, guildState);
     console.log(`\n${markdown}`);
     if (options.write) writeFileSync(join(ROOT, 'bench', 'flows-results.md'), markdown);
   } catch (error) {
@@ -209,6 +301,7 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
       : null,
     database: databaseOption('FLOWS_DATABASE', env.FLOWS_DATABASE ?? 'memory'),
     feed: env.FLOWS_FEED !== 'off',
+    guildState: env.FLOWS_GUILD_STATE !== 'off',
     write: false,
   };
   for (const arg of args) {
@@ -235,6 +328,9 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
         break;
       case '--no-feed':
         options.feed = false;
+        break;
+      case '--no-guild-state':
+        options.guildState = false;
         break;
       case '--write':
         options.write = true;
@@ -466,6 +562,7 @@ function serviceEnv(
     OAUTH2_ALLOWED_REDIRECTS: REDIRECT,
     ROOT_USERS: world.operator,
     ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: 'memory://' }),
+    ...(options.guildState ? {} : { GUILD_STATE_FEED: 'false' }),
     ...(options.platformCacheTtl !== null
       ? { PLATFORM_CACHE_TTL: String(options.platformCacheTtl) }
       : {}),
@@ -531,13 +628,25 @@ async function startService(env: Record<string, string>): Promise<FlowsService> 
 
 // --- The flow ------------------------------------------------------------------------------------
 
+type Steps<T> = Map<ModeKey, Map<StepKey, T[]>>;
+
+function stepsByMode<T>(): Steps<T> {
+  return new Map(MODES.map((mode) => [mode.key, new Map(STEPS.map((step) => [step.key, []]))]));
+}
+
 class FlowRun {
-  readonly samples = new Map<StepKey, Sample[]>(STEPS.map((step) => [step.key, []]));
+  readonly samples = stepsByMode<Sample>();
   /** The discarded warm-up's steps: what a fresh process pays once shows there. */
-  readonly warmup = new Map<StepKey, Sample[]>(STEPS.map((step) => [step.key, []]));
+  readonly warmup = stepsByMode<Sample>();
   readonly strays: Stray[] = [];
   /** Login tokens of the users logged in before the measurements. */
   private readonly tokens = new Map<string, string>();
+  /** The operator's API token, which reports for the bot. */
+  private apiToken = '';
+  /** The bot's one guild-state stream (one process, one shard). */
+  private readonly stream = { id: randomUUID(), started_at: new Date().toISOString() };
+  private streamSeq = 0;
+  private lastReportMs = 0;
   /** How far the emulator's log had been read: calls past it were made since. */
   private seen = 0;
   private lastStep = 'setup';
@@ -549,10 +658,29 @@ class FlowRun {
     private readonly options: Options,
   ) {}
 
-  /** Logs in everyone but the users step 1 logs in, before the latency is added. */
-  async prepare(): Promise<void> {
-    const users = [this.world.operator, ...this.world.reps.map((rep) => rep.secondMember)];
-    for (const user of users) this.tokens.set(user, await this.login('setup', user));
+  /**
+   * Logs in, before the latency is added, everyone but the users step 1 logs in: the operator, and
+   * each repetition's second member with the scopes of its way.
+   */
+  async prepare(
+    modes: readonly Mode[],
+    perMode: number,
+    repOf: (rep: number, mode: number) => RepWorld,
+  ): Promise<void> {
+    this.tokens.set(this.world.operator, await this.login('setup', this.world.operator));
+    for (let rep = 0; rep < perMode; rep++) {
+      for (const [m, mode] of modes.entries()) {
+        const { secondMember } = repOf(rep, m);
+        this.tokens.set(secondMember, await this.login('setup', secondMember, mode.scopes));
+      }
+    }
+    const login = this.tokens.get(this.world.operator)!;
+    const created = await this.call('setup', 'POST', '/sessions', {
+      token: login,
+      body: { name: 'bench bot', type: 'api', expiry: 3600 },
+      expect: 201,
+    });
+    this.apiToken = (created.body as { token: string }).token;
     this.seen = this.emulator.requests.length;
   }
 
@@ -561,17 +689,10 @@ class FlowRun {
    * an API token of a ROOT_USERS user, then the shard's snapshot.
    */
   async reportBotGuilds(): Promise<FeedOutcome> {
-    const login = this.tokens.get(this.world.operator)!;
-    const created = await this.call('membership feed', 'POST', '/sessions', {
-      token: login,
-      body: { name: 'bench bot', type: 'api', expiry: 3600 },
-      expect: 201,
-    });
-    const apiToken = (created.body as { token: string }).token;
     const ids = this.world.botGuildIds;
     const before = this.emulator.requests.length;
     const answer = await this.call('membership feed', 'PUT', '/internal/shards/0/guilds', {
-      token: apiToken,
+      token: this.apiToken,
       body: {
         shard_count: 1,
         snapshot_at: new Date().toISOString(),
@@ -587,17 +708,13 @@ class FlowRun {
         line: `Membership feed: not available in this build (PUT /internal/shards/0/guilds answered 404 ${answer.text}); measured without it.`,
       };
     }
-    const body = answer.body as {
-      shard_id?: unknown;
-      received?: unknown;
-      total?: unknown;
-      complete?: unknown;
-    };
+    const body = answer.body as { received?: unknown; complete?: unknown };
     if (body.complete !== true || body.received !== ids.length) {
       throw new StepFailure(
         `membership feed: PUT /internal/shards/0/guilds answered 200 without complete: true and received: ${ids.length}: ${answer.text}`,
       );
     }
+    this.lastReportMs = Date.now();
     // Whatever the service does with the snapshot off the request is left to finish first.
     await sleep(500);
     const calls = this.labels(this.emulator.requests.slice(before));
@@ -608,15 +725,70 @@ class FlowRun {
     };
   }
 
+  /**
+   * Reports the full state of the guilds of (b) and (c), as the emulator's gateway shows them
+   * (`gatewayGuildState`), through the guild-state feed as the bot does at connect: a stream of
+   * `guild_create` reports with each guild's hash, cut as the reporter cuts batches. Then checks
+   * with `GET /internal/guild-state` that exactly those guilds are read from it.
+   */
+  async reportGuildStates(guildIds: string[]): Promise<FeedOutcome> {
+    const before = this.emulator.requests.length;
+    const changes: GuildStateChange[] = guildIds.map((id) => ({
+      type: 'guild_create',
+      guild_id: id,
+      guild: this.emulator.state.gatewayGuildState(id),
+    }));
+    let batches = 0;
+    let bytes = 0;
+    for (const batch of cutBatches(changes)) {
+      const sent = await this.reportState(batch);
+      batches += 1;
+      bytes += sent.bytes;
+      if (sent.receipt.applied !== batch.length || sent.receipt.resync.length > 0) {
+        throw new StepFailure(
+          `guild-state feed: ${batch.length} guild_create reports were answered ${JSON.stringify(sent.receipt)}`,
+        );
+      }
+    }
+    const { body } = await this.call('guild-state feed', 'GET', '/internal/guild-state', {
+      token: this.apiToken,
+    });
+    const status = body as { guilds: number; live: number; behind: Record<string, number> };
+    const unfed = this.world.botGuildIds.length - guildIds.length;
+    if (status.live !== guildIds.length || status.behind.missing !== unfed) {
+      throw new StepFailure(
+        `guild-state feed: expected ${guildIds.length} guilds live and ${unfed} missing: ${JSON.stringify(body)}`,
+      );
+    }
+    await sleep(500);
+    const calls = this.labels(this.emulator.requests.slice(before));
+    this.seen = this.emulator.requests.length;
+    return {
+      used: true,
+      line: `Guild-state feed: used. The full state of the ${guildIds.length} guilds of (b) and (c) was reported before the steps (${batches} batch${batches === 1 ? '' : 'es'} of \`guild_create\` reports, ${kib(bytes)} KiB, to POST /internal/shards/0/guild-state); \`GET /internal/guild-state\` then held ${status.live} of ${status.guilds} guilds live and the ${unfed} of (a) \`missing\`, which the service reads from the platform as with \`GUILD_STATE_FEED=false\`; platform calls within 500 ms: ${calls.length === 0 ? 'none' : summarise(calls)}.`,
+    };
+  }
+
+  /** An empty batch of the membership feed when the bot has been quiet a while (not timed). */
+  async heartbeatIfDue(): Promise<void> {
+    if (!this.options.feed || Date.now() - this.lastReportMs < HEARTBEAT_MS) return;
+    await this.call('heartbeat', 'POST', '/internal/shards/0/guild-events', {
+      token: this.apiToken,
+      body: { events: [] },
+    });
+    this.lastReportMs = Date.now();
+    await sleep(SETTLE_MS);
+    this.seen = this.emulator.requests.length;
+  }
+
   /** One pass through the dashboard's steps on this repetition's own users and guilds. */
-  async repetition(index: number, measured: boolean): Promise<void> {
-    const rep = this.world.reps[index];
+  async repetition(rep: RepWorld, mode: Mode, measured: boolean): Promise<void> {
     const step = (key: StepKey, action: () => Promise<unknown>): Promise<void> =>
-      this.measure(key, measured, action);
+      this.measure(mode, key, measured, action);
     const second = this.tokens.get(rep.secondMember)!;
     let token = '';
 
-    await step('login', async () => (token = await this.login('login', rep.user)));
+    await step('login', async () => (token = await this.login('login', rep.user, mode.scopes)));
     for (const key of ['listCold', 'listWarm'] as const) {
       await step(key, async () => {
         const { body } = await this.call(key, 'GET', '/users/@me/guilds', { token });
@@ -631,20 +803,32 @@ class FlowRun {
         }
       });
     }
+    const open = async (key: StepKey, as: string): Promise<{ name: string }> => {
+      const { body } = await this.call(key, 'GET', `/users/@me/guilds/${rep.openGuild}`, {
+        token: as,
+      });
+      if ((body as { owner_id: string }).owner_id !== rep.user) {
+        throw new StepFailure(`${key}: not the guild expected: ${JSON.stringify(body)}`);
+      }
+      return body as { name: string };
+    };
     for (const [key, as] of [
       ['openCold', token],
       ['openWarm', token],
       ['openSecond', second],
     ] as const) {
-      await step(key, async () => {
-        const { body } = await this.call(key, 'GET', `/users/@me/guilds/${rep.openGuild}`, {
-          token: as,
-        });
-        if ((body as { owner_id: string }).owner_id !== rep.user) {
-          throw new StepFailure(`${key}: not the guild expected: ${JSON.stringify(body)}`);
-        }
-      });
+      await step(key, () => open(key, as));
     }
+    // The guild is renamed on the platform; in (b) and (c) the bot reports it, as its gateway
+    // would announce it, before the user opens the guild again.
+    const renamed = `${this.emulator.state.guild(rep.openGuild)!.name} (renamed)`;
+    await this.changeGuild(rep.openGuild, mode.fed, () =>
+      this.emulator.state.updateGuild(rep.openGuild, { name: renamed }),
+    );
+    await step('openKnown', async () => {
+      const { name } = await open('openKnown', token);
+      return { fresh: name === renamed };
+    });
     for (const key of ['schemasCold', 'schemasWarm'] as const) {
       await step(key, () =>
         this.call(key, 'GET', `/guilds/${rep.schemasGuild}/settings`, { token }),
@@ -669,8 +853,55 @@ class FlowRun {
     });
   }
 
+  /**
+   * Applies a change to a guild on the platform and, when the bot reports the guild's state,
+   * reports what the emulator's gateway announced, as the bot would (not timed).
+   */
+  private async changeGuild(guildId: string, report: boolean, change: () => void): Promise<void> {
+    const announced: GuildStateChange[] = [];
+    const stop = this.emulator.state.onGuildState((event) => announced.push(event));
+    try {
+      change();
+    } finally {
+      stop();
+    }
+    if (!report) return;
+    const { receipt } = await this.reportState(announced);
+    if (receipt.applied !== announced.length || receipt.resync.length > 0) {
+      throw new StepFailure(
+        `guild-state feed: the change of ${guildId} was answered ${JSON.stringify(receipt)}`,
+      );
+    }
+    await sleep(SETTLE_MS);
+    this.seen = this.emulator.requests.length;
+  }
+
+  /** Numbers the changes in the bot's stream, each with its guild's hash, and sends them. */
+  private async reportState(
+    changes: GuildStateChange[],
+  ): Promise<{ receipt: GuildStateReceipt; bytes: number }> {
+    const at = new Date().toISOString();
+    const reports: GuildStateReport[] = changes.map((change) => ({
+      ...change,
+      seq: ++this.streamSeq,
+      at,
+      hash: guildStateHash(this.emulator.state.gatewayGuildState(change.guild_id)),
+    }));
+    const body = { stream: this.stream, reports };
+    const answer = await this.call('guild-state feed', 'POST', '/internal/shards/0/guild-state', {
+      token: this.apiToken,
+      body,
+    });
+    this.lastReportMs = Date.now();
+    return {
+      receipt: answer.body as GuildStateReceipt,
+      bytes: Buffer.byteLength(JSON.stringify(body)),
+    };
+  }
+
   /** Runs one step alone, timing it and reading off the platform calls it made. */
   private async measure(
+    mode: Mode,
     key: StepKey,
     measured: boolean,
     action: () => Promise<unknown>,
@@ -682,20 +913,26 @@ class FlowRun {
     const before = log.length;
     const startedAt = Date.now();
     const started = performance.now();
-    await action();
+    const outcome = await action();
     const ms = performance.now() - started;
     const calls = log.slice(before).map((request) => ({
       label: this.label(request),
+      token: tokenOf(request),
       offsetMs: request.at - startedAt,
     }));
-    (measured ? this.samples : this.warmup).get(key)!.push({ ms, calls });
+    const fresh = (outcome as { fresh?: boolean } | undefined)?.fresh;
+    (measured ? this.samples : this.warmup).get(mode.key)!.get(key)!.push({ ms, calls, fresh });
     await sleep(SETTLE_MS);
     this.seen = before + calls.length;
-    this.lastStep = STEPS.find((step) => step.key === key)!.title;
+    this.lastStep = `${STEPS.find((step) => step.key === key)!.title} ${mode.title.split(' ')[0]}`;
   }
 
-  private async login(step: string, userId: string): Promise<string> {
-    const code = this.emulator.issueCode({ userId, redirectUri: REDIRECT });
+  private async login(step: string, userId: string, scopes?: readonly string[]): Promise<string> {
+    const code = this.emulator.issueCode({
+      userId,
+      redirectUri: REDIRECT,
+      ...(scopes ? { scopes: [...scopes] } : {}),
+    });
     const { body } = await this.call(step, 'POST', '/oauth2', {
       body: { code, redirect_uri: REDIRECT },
     });
@@ -750,15 +987,38 @@ class FlowRun {
       const bot = request.url.split('?')[0].endsWith(`/members/${this.world.botId}`);
       return `${request.route} (${bot ? 'the bot' : 'a user'})`;
     }
-    if (request.route.startsWith('GET /users/@me')) {
-      return `${request.route} (${request.auth === 'bot' ? 'bot' : 'user grant'})`;
-    }
     return request.route;
   }
 
   get latencyMs(): number {
     return this.options.latencyMs;
   }
+}
+
+/** The bot's token, a user's (their OAuth2 grant), or the application's own credentials. */
+function tokenOf(request: EmulatedRequest): Token {
+  if (request.auth === 'bot') return 'bot';
+  if (request.auth === 'bearer') return 'user';
+  return 'app';
+}
+
+/** Reports cut as the reporter cuts batches: at most 1,000 reports and 1 MiB of body. */
+function* cutBatches(changes: GuildStateChange[]): Generator<GuildStateChange[]> {
+  // Room for the stream, the seq, the time and the hash each report gets.
+  const budget = MAX_STATE_BATCH_BYTES - 1_024;
+  let batch: GuildStateChange[] = [];
+  let bytes = 0;
+  for (const change of changes) {
+    const size = Buffer.byteLength(JSON.stringify(change)) + 160;
+    if (batch.length > 0 && (batch.length === MAX_STATE_REPORTS || bytes + size > budget)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(change);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
 }
 
 interface Answer {
@@ -772,9 +1032,11 @@ interface Answer {
 function report(
   run: FlowRun,
   options: Options,
+  modes: readonly Mode[],
   world: World,
   service: FlowsService,
   feed: FeedOutcome,
+  guildState: FeedOutcome,
 ): string {
   const latency = run.latencyMs;
   const lines = [
@@ -783,59 +1045,28 @@ function report(
     `\`npm run bench:flows\`, ${new Date().toISOString()}.`,
     '',
     `- Service: ${versionLine()}, ${service.runtime}; live mode against an emulator in the benchmark's process, ${options.database === 'memory' ? '`DATABASE_URL=memory://`' : 'embedded database in a temporary `DATA_DIR`'}, rate limits off.`,
-    `- Platform latency: ${latency} ms added to every emulator answer. Repetitions: ${options.reps} measured (medians below), after ${options.warmup} discarded warm-up.`,
+    `- Platform latency: ${latency} ms added to every emulator answer. Repetitions: ${options.reps} measured each way (medians below), after ${options.warmup} discarded warm-up each way; the ways take turns, a repetition of each, each repetition starting with another.`,
     `- \`PLATFORM_CACHE_TTL\`: ${options.platformCacheTtl ?? `${DEFAULT_PLATFORM_CACHE_TTL_S} (the service's default)`} s.`,
     `- ${feed.line}`,
-    `- World: ${world.botGuildIds.length} guilds the bot is in (3 fresh ones per repetition), ${world.guildsWithoutBot.length} it is not in, ${world.users} users (2 fresh ones per repetition). Steps run one at a time, ${SETTLE_MS} ms apart.`,
+    `- ${guildState.line}`,
+    `- World: ${world.botGuildIds.length} guilds the bot is in (3 fresh ones per repetition and way), ${world.guildsWithoutBot.length} it is not in, ${world.users} users (2 fresh ones per repetition and way). Steps run one at a time, ${SETTLE_MS} ms apart.`,
     '',
-    `| step | what it hits | median ms | round trips (ms ÷ ${latency}) | platform calls | calls in sequence | ms min–max |`,
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    `Each cell: median ms (platform round trips, ms ÷ ${latency}) · bot-token calls / user-token calls (the user's own OAuth2 token). A login's code exchange is made with the application's credentials, neither; see the route tables.`,
+    '',
+    `| step | what it hits | ${modes.map((mode) => mode.title).join(' | ')} |`,
+    `| --- | --- | ${modes.map(() => '---').join(' | ')} |`,
   ];
   for (const step of STEPS) {
-    const samples = run.samples.get(step.key)!;
-    const ms = samples.map((sample) => sample.ms);
-    const roundTrips = latency > 0 ? (median(ms) / latency).toFixed(1) : '–';
-    lines.push(
-      `| ${step.title} | ${step.hits} | ${Math.round(median(ms))} | ${roundTrips} | ${figure(median(samples.map((s) => s.calls.length)))} | ${latency > 0 ? figure(median(samples.map((s) => waves(s, latency)))) : '–'} | ${Math.round(Math.min(...ms))}–${Math.round(Math.max(...ms))} |`,
-    );
+    const cells = modes.map((mode) => {
+      const samples = run.samples.get(mode.key)!.get(step.key)!;
+      const ms = median(samples.map((s) => s.ms));
+      const roundTrips = latency > 0 ? ` (${(ms / latency).toFixed(1)})` : '';
+      return `${Math.round(ms)}${roundTrips} · ${figure(medianCalls(samples, 'bot'))} / ${figure(medianCalls(samples, 'user'))}`;
+    });
+    lines.push(`| ${step.title} | ${step.hits} | ${cells.join(' | ')} |`);
   }
-  lines.push(
-    '',
-    latency > 0
-      ? `"Calls in sequence": the calls grouped into waves that started together (within ${Math.round(latency / 2)} ms of each other); each wave waits for the one before, so it is the step's platform round trips.`
-      : '"Calls in sequence" and round trips need a latency (--latency-ms above 0).',
-    '',
-    "Platform calls per step: each route template with its calls per repetition and, in ms after the step's start, when they started (median, min–max over the repetitions). A count that varied gives its range and in how many repetitions the route was called at all.",
-    '',
-    '| step | route | calls per repetition | started at ms |',
-    '| --- | --- | --- | --- |',
-  );
-  for (const step of STEPS) {
-    const samples = run.samples.get(step.key)!;
-    const routes = routeFigures(samples);
-    if (routes.length === 0) lines.push(`| ${step.title} | none | 0 | – |`);
-    routes.forEach((route, i) =>
-      lines.push(
-        `| ${i === 0 ? step.title : ''} | \`${route.label}\` | ${route.count} | ${route.offsets} |`,
-      ),
-    );
-  }
-  if (options.warmup > 0) {
-    lines.push(
-      '',
-      `The discarded warm-up (${options.warmup} repetition${options.warmup > 1 ? 's' : ''}, on guilds and users of its own; what a fresh process pays once shows here), ms and the platform calls of each step with when they started, ms after the step's start:`,
-      '',
-      ...STEPS.map((step) => {
-        const samples = run.warmup.get(step.key)!;
-        const runs = samples.map((sample) => {
-          const calls = [...sample.calls].sort((a, b) => a.offsetMs - b.offsetMs);
-          const started = calls.map((call) => `+${call.offsetMs} \`${call.label}\``).join(', ');
-          return `${Math.round(sample.ms)} ms; ${calls.length === 0 ? 'no platform call' : started}`;
-        });
-        return `- ${step.title}: ${runs.join('; then ')}`;
-      }),
-    );
-  }
+  lines.push('', ...targets(run, modes, latency));
+  for (const mode of modes) lines.push('', ...modeSection(run, options, mode, latency));
   if (run.strays.length > 0) {
     lines.push(
       '',
@@ -849,19 +1080,130 @@ function report(
   return `${lines.join('\n')}\n`;
 }
 
+/** What the guild-state feed was for, against this run's figures (stated, never asserted). */
+function targets(run: FlowRun, modes: readonly Mode[], latency: number): string[] {
+  const fed = modes.filter((mode) => mode.fed);
+  if (fed.length === 0) return ['No way with guild state ran: no targets of the feed to show.'];
+  const of = (mode: ModeKey, step: StepKey): Sample[] => run.samples.get(mode)!.get(step)!;
+  const bots = (samples: Sample[]): string => {
+    const counts = samples.map((s) => s.calls.filter((c) => c.token === 'bot').length);
+    return `${Math.max(...counts)} at most`;
+  };
+  const roundTrips = (samples: Sample[]): string =>
+    latency > 0
+      ? `${(median(samples.map((s) => s.ms)) / latency).toFixed(2)} round trips (median)`
+      : 'round trips need a latency';
+  const lines = ['Against what the guild-state feed was for:', ''];
+  if (fed.some((mode) => mode.key === 'b')) {
+    for (const step of ['openCold', 'viewCold'] as const) {
+      const samples = of('b', step);
+      lines.push(
+        `- ${STEPS.find((s) => s.key === step)!.title}, (b): bot-token calls ${bots(samples)} in ${samples.length} repetitions (target 0), ${roundTrips(samples)} (target ≤ 1.1).`,
+      );
+    }
+  }
+  for (const mode of fed) {
+    const samples = of(mode.key, 'openKnown');
+    const ms = samples.map((s) => s.ms);
+    const fresh = samples.filter((s) => s.fresh === true).length;
+    lines.push(
+      `- 6b. open a guild, member known, ${mode.title.split(' ')[0]}: ${ms1(median(ms))} ms median, ${ms1(Math.max(...ms))} ms at most (target ≤ 5), platform calls ${Math.max(...samples.map((s) => s.calls.length))} at most; the new name shown in ${fresh} of ${samples.length}.`,
+    );
+  }
+  const rest = modes.find((mode) => !mode.fed);
+  if (rest) {
+    const samples = of(rest.key, 'openKnown');
+    const fresh = samples.filter((s) => s.fresh === true).length;
+    lines.push(
+      `- 6b. in ${rest.title.split(' ')[0]}: the new name shown in ${fresh} of ${samples.length} (the guild is answered from the platform cache, up to \`PLATFORM_CACHE_TTL\` old).`,
+    );
+  }
+  return lines;
+}
+
+function modeSection(run: FlowRun, options: Options, mode: Mode, latency: number): string[] {
+  const samplesOf = (step: StepKey): Sample[] => run.samples.get(mode.key)!.get(step)!;
+  const lines = [
+    `## ${mode.title}`,
+    '',
+    `| step | median ms | round trips (ms ÷ ${latency}) | bot-token calls | user-token calls | other calls | calls in sequence | ms min–max |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const step of STEPS) {
+    const samples = samplesOf(step.key);
+    const ms = samples.map((sample) => sample.ms);
+    const roundTrips = latency > 0 ? (median(ms) / latency).toFixed(1) : '–';
+    lines.push(
+      `| ${step.title} | ${Math.round(median(ms))} | ${roundTrips} | ${figure(medianCalls(samples, 'bot'))} | ${figure(medianCalls(samples, 'user'))} | ${figure(medianCalls(samples, 'app'))} | ${latency > 0 ? figure(median(samples.map((s) => waves(s, latency)))) : '–'} | ${Math.round(Math.min(...ms))}–${Math.round(Math.max(...ms))} |`,
+    );
+  }
+  lines.push(
+    '',
+    latency > 0
+      ? `"Calls in sequence": the calls grouped into waves that started together (within ${Math.round(latency / 2)} ms of each other); each wave waits for the one before, so it is the step's platform round trips. "Other calls": made with the application's credentials (the login's code exchange).`
+      : '"Calls in sequence" and round trips need a latency (--latency-ms above 0).',
+    '',
+    "Platform calls per step: each route template, the token it carried, its calls per repetition and, in ms after the step's start, when they started (median, min–max over the repetitions). A count that varied gives its range and in how many repetitions the route was called at all.",
+    '',
+    '| step | route | token | calls per repetition | started at ms |',
+    '| --- | --- | --- | --- | --- |',
+  );
+  for (const step of STEPS) {
+    const routes = routeFigures(samplesOf(step.key));
+    if (routes.length === 0) lines.push(`| ${step.title} | none | – | 0 | – |`);
+    routes.forEach((route, i) =>
+      lines.push(
+        `| ${i === 0 ? step.title : ''} | \`${route.label}\` | ${TOKEN_NAMES[route.token]} | ${route.count} | ${route.offsets} |`,
+      ),
+    );
+  }
+  if (options.warmup > 0) {
+    lines.push(
+      '',
+      `The discarded warm-up (${options.warmup} repetition${options.warmup > 1 ? 's' : ''}, on guilds and users of its own; what a fresh process pays once shows here), ms and the platform calls of each step with when they started, ms after the step's start:`,
+      '',
+      ...STEPS.map((step) => {
+        const samples = run.warmup.get(mode.key)!.get(step.key)!;
+        const runs = samples.map((sample) => {
+          const calls = [...sample.calls].sort((a, b) => a.offsetMs - b.offsetMs);
+          const started = calls
+            .map((call) => `+${call.offsetMs} \`${call.label}\` (${call.token})`)
+            .join(', ');
+          return `${Math.round(sample.ms)} ms; ${calls.length === 0 ? 'no platform call' : started}`;
+        });
+        return `- ${step.title}: ${runs.join('; then ')}`;
+      }),
+    );
+  }
+  return lines;
+}
+
+const TOKEN_NAMES: Record<Token, string> = {
+  bot: 'bot',
+  user: 'user',
+  app: 'app credentials',
+};
+
+function medianCalls(samples: Sample[], token: Token): number {
+  return median(samples.map((s) => s.calls.filter((call) => call.token === token).length));
+}
+
 interface RouteFigure {
   label: string;
+  token: Token;
   count: string;
   offsets: string;
   order: number;
 }
 
 function routeFigures(samples: Sample[]): RouteFigure[] {
-  const labels = [...new Set(samples.flatMap((s) => s.calls.map((call) => call.label)))];
-  const figures = labels.map((label) => {
-    const counts = samples.map((s) => s.calls.filter((call) => call.label === label).length);
+  const keyOf = (call: Call): string => `${call.label}\u0000${call.token}`;
+  const keys = [...new Set(samples.flatMap((s) => s.calls.map(keyOf)))];
+  const figures = keys.map((key) => {
+    const [label, token] = key.split('\u0000') as [string, Token];
+    const counts = samples.map((s) => s.calls.filter((call) => keyOf(call) === key).length);
     const offsets = samples.flatMap((s) =>
-      s.calls.filter((call) => call.label === label).map((call) => call.offsetMs),
+      s.calls.filter((call) => keyOf(call) === key).map((call) => call.offsetMs),
     );
     const low = Math.min(...counts);
     const high = Math.max(...counts);
@@ -871,6 +1213,7 @@ function routeFigures(samples: Sample[]): RouteFigure[] {
         : `${low}–${high} (in ${counts.filter((c) => c > 0).length} of ${samples.length})`;
     return {
       label,
+      token,
       count,
       offsets: `${Math.round(median(offsets))} (${Math.min(...offsets)}–${Math.max(...offsets)})`,
       order: median(offsets),
@@ -909,6 +1252,14 @@ function median(values: number[]): number {
 
 function figure(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(1);
+}
+
+function ms1(value: number): string {
+  return value.toFixed(1);
+}
+
+function kib(bytes: number): string {
+  return (bytes / 1024).toFixed(0);
 }
 
 /** The package's name and version, and the commit the tree was built from (with local changes). */

@@ -29,7 +29,7 @@ export interface LiveGuildState extends FedGuild {
 
 /**
  * The guild-state feed as every instance reads it (docs/guild-state.md). Each instance keeps the
- * facts of every row (stream, drift, outage, version: about 150 bytes a guild) and follows their
+ * facts of every row (stream, drift, outage, version: about 200 bytes a guild, docs/guild-state.md) and follows their
  * changes with the membership feed's reads (at once through Redis, at the latest every 5 s). States
  * themselves are loaded on first use and kept in an LRU bounded by bytes (GUILD_STATE_CACHE_MB); a
  * newer version is loaded again.
