@@ -37,10 +37,11 @@ interface Checked {
 
 /**
  * What follows the feed's changes on every instance beside the membership set (the guild-state
- * feed): told of each guild that left, and asked to read its own changes after each read.
+ * feed): told of each guild whose membership row changed (a leave, a join, a snapshot: what it
+ * holds of the guild may be gone), and asked to read its own changes after each read.
  */
 export interface FeedFollower {
-  left(guildId: string): void;
+  membershipChanged(guildId: string, present: boolean): void;
   sync(initial: boolean): Promise<void>;
 }
 
@@ -244,8 +245,8 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
           this.present.add(row.guildId);
         } else {
           this.present.delete(row.guildId);
-          for (const follower of this.followers) follower.left(row.guildId);
         }
+        for (const follower of this.followers) follower.membershipChanged(row.guildId, row.present);
         this.guildVersion = row.version;
       }
       // Guilds the bot has joined: a refusal remembered from before must not linger.

@@ -119,8 +119,13 @@ export class GuildStateService implements FeedFollower {
     };
   }
 
-  left(guildId: string): void {
-    this.metas.delete(guildId);
+  /**
+   * A guild's membership row changed: a leave drops what is held of it; a join or a snapshot (a
+   * leave and a join may both have happened since the last read, and a leave deletes the state's
+   * row) makes the next use read its row again.
+   */
+  membershipChanged(guildId: string, present: boolean): void {
+    if (!present) this.metas.delete(guildId);
     this.states.delete(guildId);
   }
 
