@@ -116,6 +116,11 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     return this.present.has(guildId);
   }
 
+  /** What the feed holds of one shard, as this instance last read it. */
+  shard(shardId: number): ShardState | undefined {
+    return this.shards.get(shardId);
+  }
+
   /** Guilds the feed holds as present. */
   presentGuilds(): ReadonlySet<string> {
     return this.present;

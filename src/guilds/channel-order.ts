@@ -1,5 +1,6 @@
 import { ChannelType } from 'discord-api-types/v10';
 import { isThread } from 'src/guilds/platform-permissions';
+import { compareSnowflakes } from 'src/common/validation/snowflake';
 
 export interface OrderedChannel {
   id: string;
@@ -21,13 +22,7 @@ function compareSiblings(a: OrderedChannel, b: OrderedChannel): number {
   if (voiceA !== voiceB) return voiceA - voiceB;
   const byPosition = (a.position ?? 0) - (b.position ?? 0);
   if (byPosition !== 0) return byPosition;
-  return compareIds(a.id, b.id);
-}
-
-function compareIds(a: string, b: string): number {
-  const idA = BigInt(a);
-  const idB = BigInt(b);
-  return idA === idB ? 0 : idA < idB ? -1 : 1;
+  return compareSnowflakes(a.id, b.id);
 }
 
 /**
@@ -57,7 +52,7 @@ export function displayOrder<T extends OrderedChannel>(channels: readonly T[]): 
   const place = (channel: T): void => {
     ordered.push(channel);
     const threads = threadsOf.get(channel.id) ?? [];
-    ordered.push(...threads.sort((a, b) => compareIds(a.id, b.id)));
+    ordered.push(...threads.sort((a, b) => compareSnowflakes(a.id, b.id)));
   };
   const top = (childrenOf.get(null) ?? []).sort((a, b) => {
     const categoryA = a.type === CATEGORY ? 1 : 0;
@@ -69,7 +64,7 @@ export function displayOrder<T extends OrderedChannel>(channels: readonly T[]): 
     if (channel.type !== CATEGORY) continue;
     for (const child of (childrenOf.get(channel.id) ?? []).sort(compareSiblings)) place(child);
   }
-  ordered.push(...orphanThreads.sort((a, b) => compareIds(a.id, b.id)));
+  ordered.push(...orphanThreads.sort((a, b) => compareSnowflakes(a.id, b.id)));
   return ordered;
 }
 

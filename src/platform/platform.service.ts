@@ -13,6 +13,7 @@ import { lookupTtl, PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { GUILD_PAGE, PlatformClient } from 'src/platform/platform.client';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { Lookup } from 'src/platform/platform.types';
+import { compareSnowflakes } from 'src/common/validation/snowflake';
 
 /**
  * What the bot sees of the platform, cached briefly (PLATFORM_CACHE_TTL) and coalesced: ten
@@ -135,7 +136,7 @@ export class PlatformService implements OnApplicationBootstrap {
     /** Asked before each call: false stops (a caller's budget is spent). */
     mayCall: () => Promise<boolean> = () => Promise.resolve(true),
   ): Promise<{ found: ReadonlySet<string>; settled: ReadonlySet<string> }> {
-    const wanted = [...new Set(guildIds)].sort(compareIds);
+    const wanted = [...new Set(guildIds)].sort(compareSnowflakes);
     // One id needs one guild of the list: the first from it, which is that guild or a later one.
     const pageSize = wanted.length === 1 ? 1 : GUILD_PAGE;
     const found = new Set<string>();
@@ -147,7 +148,10 @@ export class PlatformService implements OnApplicationBootstrap {
       const onPage = new Set(page.map((guild) => guild.id));
       const last = page.length < pageSize ? null : page[page.length - 1].id;
       const start = next;
-      while (next < wanted.length && (last === null || compareIds(wanted[next], last) <= 0)) {
+      while (
+        next < wanted.length &&
+        (last === null || compareSnowflakes(wanted[next], last) <= 0)
+      ) {
         if (onPage.has(wanted[next])) found.add(wanted[next]);
         settled.add(wanted[next]);
         next += 1;
@@ -196,9 +200,3 @@ const guildKey = (guildId: string): string => `guild:${guildId}`;
 const channelsKey = (guildId: string): string => `channels:${guildId}`;
 const threadsKey = (guildId: string): string => `threads:${guildId}`;
 const memberKey = (guildId: string, userId: string): string => `member:${guildId}:${userId}`;
-
-/** Snowflakes compared as numbers (BigInt): "9" comes before "10". */
-function compareIds(a: string, b: string): number {
-  const diff = BigInt(a) - BigInt(b);
-  return diff === 0n ? 0 : diff < 0n ? -1 : 1;
-}

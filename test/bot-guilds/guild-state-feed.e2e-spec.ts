@@ -63,17 +63,7 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
       env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice, PLATFORM_CACHE_TTL: '1' },
     });
     feed = await signIn(app, platform());
-    await app
-      .http()
-      .put('/internal/shards/0/guilds')
-      .set('Authorization', `Bearer ${feed.bot}`)
-      .send({
-        shard_count: 1,
-        snapshot_at: new Date().toISOString(),
-        total: 2,
-        guild_ids: BOT_GUILDS,
-      })
-      .expect(200);
+    await reportMembership(feed);
     stream = new TestStream(() => feed.app, feed.bot);
   });
   afterAll(() => feed.app.close());
@@ -366,7 +356,8 @@ function textChannel(emulator: PlatformEmulator): GuildStateChannel {
 }
 
 /** Sends the membership snapshot and every guild's state on one stream, as a bot's READY would. */
-async function feedEverything(feed: Feed, emulator: PlatformEmulator): Promise<TestStream> {
+/** The membership snapshot of the bot's one shard, as its READY would report it. */
+async function reportMembership(feed: Feed): Promise<void> {
   await feed.app
     .http()
     .put('/internal/shards/0/guilds')
@@ -378,6 +369,10 @@ async function feedEverything(feed: Feed, emulator: PlatformEmulator): Promise<T
       guild_ids: BOT_GUILDS,
     })
     .expect(200);
+}
+
+async function feedEverything(feed: Feed, emulator: PlatformEmulator): Promise<TestStream> {
+  await reportMembership(feed);
   const stream = new TestStream(() => feed.app, feed.bot);
   await stream.send(BOT_GUILDS.map((id) => guildCreate(emulator, id))).expect(200);
   return stream;

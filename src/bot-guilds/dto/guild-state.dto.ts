@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { NULL_SCHEMA } from 'src/common/openapi/null-schema';
 import {
@@ -269,6 +270,18 @@ const typeIs =
   (report: GuildStateReportDto): boolean =>
     types.includes(report.type);
 
+/** A report's object payload, carried by reports of `type` only. */
+const payload = (
+  type: GuildStateReportType,
+  field: string,
+  of: () => new () => object,
+): PropertyDecorator =>
+  applyDecorators(ValidateIf(typeIs(type)), required(field), ValidateNested(), Type(of));
+
+/** A report's id payload, carried by reports of `type` only. */
+const payloadId = (type: GuildStateReportType, field: string): PropertyDecorator =>
+  applyDecorators(ValidateIf(typeIs(type)), required(field), snowflake(field));
+
 /**
  * One report of a stream. Which payload field it carries depends on `type` (docs/guild-state.md):
  * `guild` (guild_create: the whole guild; guild_update: its fields), `unavailable`, `role`,
@@ -326,37 +339,22 @@ export class GuildStateReportDto {
   @IsBoolean({ message: 'unavailable must be true (an outage) or false (the bot left)' })
   unavailable?: boolean;
 
-  @ValidateIf(typeIs('role_upsert'))
-  @required('role')
-  @ValidateNested()
-  @Type(() => GuildStateRoleDto)
+  @payload('role_upsert', 'role', () => GuildStateRoleDto)
   role?: GuildStateRoleDto;
 
-  @ValidateIf(typeIs('role_delete'))
-  @required('role_id')
-  @snowflake('role_id')
+  @payloadId('role_delete', 'role_id')
   role_id?: string;
 
-  @ValidateIf(typeIs('channel_upsert'))
-  @required('channel')
-  @ValidateNested()
-  @Type(() => GuildStateChannelDto)
+  @payload('channel_upsert', 'channel', () => GuildStateChannelDto)
   channel?: GuildStateChannelDto;
 
-  @ValidateIf(typeIs('channel_delete'))
-  @required('channel_id')
-  @snowflake('channel_id')
+  @payloadId('channel_delete', 'channel_id')
   channel_id?: string;
 
-  @ValidateIf(typeIs('thread_upsert'))
-  @required('thread')
-  @ValidateNested()
-  @Type(() => GuildStateThreadDto)
+  @payload('thread_upsert', 'thread', () => GuildStateThreadDto)
   thread?: GuildStateThreadDto;
 
-  @ValidateIf(typeIs('thread_delete'))
-  @required('thread_id')
-  @snowflake('thread_id')
+  @payloadId('thread_delete', 'thread_id')
   thread_id?: string;
 
   /** thread_list_sync: the parents whose threads are replaced; absent, every channel's. */
@@ -383,10 +381,7 @@ export class GuildStateReportDto {
   @Type(() => GuildStateThreadDto)
   threads?: GuildStateThreadDto[];
 
-  @ValidateIf(typeIs('bot_member_update'))
-  @required('member')
-  @ValidateNested()
-  @Type(() => GuildStateMemberDto)
+  @payload('bot_member_update', 'member', () => GuildStateMemberDto)
   member?: GuildStateMemberDto;
 }
 

@@ -14,6 +14,7 @@ import { platformShapes, type FedGuild } from 'src/bot-guilds/guild-state/platfo
 import { SingleFlight } from 'src/common/async/single-flight';
 import { Clock } from 'src/common/time/clock';
 import { AppConfig } from 'src/config/app-config';
+import { compareSnowflakes } from 'src/common/validation/snowflake';
 
 /** Rows read per query while catching up (a restart reads every row's facts once). */
 const SYNC_PAGE = 10_000;
@@ -82,7 +83,7 @@ export class GuildStateService implements FeedFollower {
     if (!meta) return 'missing';
     if (meta.drifted) return 'drifted';
     if (meta.unavailable) return 'unavailable';
-    const shard = this.membership.view().shards.get(meta.shardId);
+    const shard = this.membership.shard(meta.shardId);
     if (!shard || shard.streamId !== meta.streamId) return 'old_stream';
     if (shard.streamGap) return 'gap';
     // The bound on how old a state the routes show: its shard's last report, at most this old.
@@ -108,7 +109,7 @@ export class GuildStateService implements FeedFollower {
       counts[reason] += 1;
       listed.push({ guild_id: guildId, reason });
     }
-    listed.sort((a, b) => compareIds(a.guild_id, b.guild_id));
+    listed.sort((a, b) => compareSnowflakes(a.guild_id, b.guild_id));
     return {
       membership_live: this.membership.isLive(),
       max_age: this.maxAgeMs / 1000,
@@ -158,9 +159,4 @@ export class GuildStateService implements FeedFollower {
     this.states.set(guildId, live);
     return live;
   }
-}
-
-function compareIds(a: string, b: string): number {
-  const diff = BigInt(a) - BigInt(b);
-  return diff === 0n ? 0 : diff < 0n ? -1 : 1;
 }

@@ -29,6 +29,12 @@ const MAX_SNOWFLAKE = (1n << 64n) - 1n;
 /** A platform id: a decimal unsigned 64-bit integer without leading zeros, bound included. */
 export const SNOWFLAKE_PATTERN = new RegExp(`^${decimalAtMostSource(MAX_SNOWFLAKE)}$`);
 
+/** Snowflakes compared as numbers (BigInt): "9" comes before "10". */
+export function compareSnowflakes(a: string, b: string): number {
+  const diff = BigInt(a) - BigInt(b);
+  return diff === 0n ? 0 : diff < 0n ? -1 : 1;
+}
+
 export function isSnowflake(value: unknown): value is string {
   return typeof value === 'string' && SNOWFLAKE_PATTERN.test(value);
 }

@@ -37,6 +37,7 @@ import {
   visibilityOf,
   type Visibility,
 } from 'src/platform/emulator/emulator-visibility';
+import { compareSnowflakes } from 'src/common/validation/snowflake';
 
 export type { GuildStateChange } from 'src/platform/emulator/emulator-gateway-view';
 
@@ -477,9 +478,4 @@ function definedOnly<T extends object>(fields: Partial<T>): Partial<T> {
   return Object.fromEntries(
     Object.entries(fields).filter(([, value]) => value !== undefined),
   ) as Partial<T>;
-}
-
-export function compareSnowflakes(a: string, b: string): number {
-  const diff = BigInt(a) - BigInt(b);
-  return diff === 0n ? 0 : diff < 0n ? -1 : 1;
 }
