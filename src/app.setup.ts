@@ -9,10 +9,12 @@ import { prepareSessionRequests } from 'src/auth/session-request';
 import { answerClientError, answerFrameworkError } from 'src/common/errors/framework-errors';
 import { applyRouteBodyLimits } from 'src/common/http/body-limit';
 import { registerCorsPreflight, withCorsHeaders } from 'src/common/http/cors';
+import { isDocsPath, withDocsPolicy, withSecurityHeaders } from 'src/common/http/security-headers';
 import { registerJsonBodyParser } from 'src/common/validation/json-body';
 import { registerQueryTextCheck } from 'src/common/validation/query-text';
 import { AccessLogController } from 'src/common/logging/access-log';
-import { AppLogger, createRootLogger, requestContext } from 'src/common/logging/app-logger';
+import { AppLogger, createRootLogger } from 'src/common/logging/app-logger';
+import { requestContext } from 'src/common/http/request-context';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
 import { Metrics } from 'src/common/metrics/metrics';
@@ -115,8 +117,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     // every other header of the answer through Node's slow per-header path.
     void reply.header(REQUEST_ID_HEADER, request.id);
     withCorsHeaders(reply);
+    withSecurityHeaders(reply);
+    if (isDocsPath(request.url)) withDocsPolicy(reply);
     // Everything done for this request, to its end, logs with its id.
-    requestContext.run({ requestId: request.id }, done);
+    // Its platform calls are charged to its address until it is authenticated.
+    requestContext.run({ requestId: request.id, ip: request.ip }, done);
   });
   // After the hook above: the refusal carries the request id and the CORS headers.
   registerQueryTextCheck(fastify);

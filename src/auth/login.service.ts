@@ -51,9 +51,19 @@ export class LoginService {
         'This authorization code was already used; start the login again',
       );
     }
+    // The same exchange refused a moment ago is refused again without asking the platform.
+    const refused = await this.codes.refusal(code, codeVerifier);
+    if (refused) {
+      await this.codes.release(code);
+      throw new AppException(
+        ErrorCode.BadRequest,
+        grantRefusalMessage(new OAuth2GrantError(refused.error, refused.description), codeVerifier),
+      );
+    }
     const grant = await this.exchange(code, redirectUri, codeVerifier).catch(async (error) => {
       // No grant was issued, so the code is not spent: its rightful holder may still exchange it
-      // (the platform keeps refusing codes that are used or invalid).
+      // with another verifier (the platform keeps refusing codes that are used or invalid). This
+      // exchange itself, if refused, is not sent again (exchange remembers it).
       await this.codes.release(code);
       throw error;
     });
@@ -86,6 +96,7 @@ export class LoginService {
     return { issued, profile };
   }
 
+  /** The code's exchange; a refusal by the token endpoint is remembered, then answered 400. */
   private async exchange(
     code: string,
     redirectUri: string,
@@ -94,10 +105,12 @@ export class LoginService {
     try {
       return await this.platform.exchangeCode(code, redirectUri, codeVerifier);
     } catch (error) {
-      if (error instanceof OAuth2GrantError) {
-        throw new AppException(ErrorCode.BadRequest, grantRefusalMessage(error, codeVerifier));
-      }
-      throw error;
+      if (!(error instanceof OAuth2GrantError)) throw error;
+      await this.codes.rememberRefusal(code, codeVerifier, {
+        error: error.error,
+        description: error.description,
+      });
+      throw new AppException(ErrorCode.BadRequest, grantRefusalMessage(error, codeVerifier));
     }
   }
 

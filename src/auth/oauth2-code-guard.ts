@@ -35,6 +35,11 @@ export class OAuth2CodeGuard {
     ...entryBound(100_000),
     ttl: REMEMBER_MS,
   });
+  /** Exchanges the platform refused (see `refusal`), by code and verifier. */
+  private readonly refusals = new LRUCache<string, OAuth2Refusal>({
+    ...entryBound(100_000),
+    ttl: REMEMBER_MS,
+  });
   private readonly prefix: string;
 
   constructor(
@@ -96,6 +101,41 @@ export class OAuth2CodeGuard {
   }
 
   /**
+   * The platform's refusal of this very exchange (the code with this verifier, or with none) when
+   * it refused it within REMEMBER_MS: sending the same again is answered from it, so a made-up code
+   * costs one exchange however often it is sent. null when it was not refused.
+   */
+  async refusal(code: string, verifier: string | undefined): Promise<OAuth2Refusal | null> {
+    const key = attemptKeyOf(code, verifier);
+    const local = this.refusals.get(key);
+    if (local) return local;
+    const client = this.redis.client;
+    if (!client) return null;
+    try {
+      const stored = await client.get(this.prefix + key);
+      return stored === null ? null : (JSON.parse(stored) as OAuth2Refusal);
+    } catch (error) {
+      this.warnFallback(error);
+      return null;
+    }
+  }
+
+  /** Remembers the platform's refusal of this exchange (see `refusal`). */
+  async rememberRefusal(
+    code: string,
+    verifier: string | undefined,
+    refusal: OAuth2Refusal,
+  ): Promise<void> {
+    const key = attemptKeyOf(code, verifier);
+    this.refusals.set(key, refusal);
+    try {
+      await this.redis.client?.set(this.prefix + key, JSON.stringify(refusal), 'PX', REMEMBER_MS);
+    } catch (error) {
+      this.warnFallback(error);
+    }
+  }
+
+  /**
    * Gives up a claim whose exchange was refused (a missing or wrong verifier, an invalid grant):
    * the code was not spent, so whoever holds its verifier may still exchange it. Only the claim's
    * holder calls this, while it holds the claim (an exchange ends long before REMEMBER_MS).
@@ -123,4 +163,19 @@ export class OAuth2CodeGuard {
 
 function keyOf(code: string): string {
   return createHash('sha256').update(code).digest('hex');
+}
+
+/** One exchange: a code with one verifier (or none). */
+function attemptKeyOf(code: string, verifier: string | undefined): string {
+  return `refused:${createHash('sha256')
+    .update(code)
+    .update('\0')
+    .update(verifier === undefined ? '\0none' : `\0${verifier}`)
+    .digest('hex')}`;
+}
+
+/** The token endpoint's answer to an exchange it refused (RFC 6749 §5.2). */
+export interface OAuth2Refusal {
+  error: string;
+  description?: string;
 }

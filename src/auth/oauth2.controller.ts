@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { OAuth2LoginDto } from 'src/auth/dto/oauth2-login.dto';
 import { LoginService } from 'src/auth/login.service';
+import { NoStore } from 'src/common/decorators/no-store.decorator';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -19,6 +20,7 @@ export class OAuth2Controller {
 
   @Public()
   @Post()
+  @NoStore()
   @RateLimit('oauth2')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({

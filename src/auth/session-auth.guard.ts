@@ -9,6 +9,7 @@ import {
   type AuthenticatedSession,
   type SessionType,
 } from 'src/common/auth/authenticated-session';
+import { chargeToUser } from 'src/common/http/request-context';
 import { SESSION_TYPES_KEY } from 'src/common/decorators/auth.decorator';
 import { IS_PUBLIC_KEY } from 'src/common/decorators/public.decorator';
 import { AppException } from 'src/common/errors/app.exception';
@@ -76,6 +77,7 @@ export class SessionAuthGuard implements CanActivate {
       throw error;
     }
     request.session = session;
+    chargeToUser(session.userId);
     requireAcceptedType(session, route.accepted);
     return true;
   }

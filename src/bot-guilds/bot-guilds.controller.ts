@@ -11,6 +11,7 @@ import {
 } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RootUserGuard } from 'src/auth/root-user.guard';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { BotGuildsFeedService } from 'src/bot-guilds/bot-guilds-feed.service';
 import {
   FeedStatusDto,
@@ -38,6 +39,7 @@ export class BotGuildsController {
   constructor(private readonly feed: BotGuildsFeedService) {}
 
   @Put('shards/:shard_id/guilds')
+  @RateLimit('bot-feed')
   @ApiParam(SHARD_PARAM)
   @ApiOperation({
     summary: 'A shard reports every guild it is in (on READY; API tokens of ROOT_USERS only)',
@@ -53,6 +55,7 @@ export class BotGuildsController {
   }
 
   @Post('shards/:shard_id/guild-events')
+  @RateLimit('bot-feed')
   @HttpCode(HttpStatus.OK)
   @ApiParam(SHARD_PARAM)
   @ApiOperation({

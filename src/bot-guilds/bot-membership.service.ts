@@ -22,9 +22,10 @@ const SYNC_PAGE = 10_000;
 /** Without the feed: a guild the platform said the bot is in is believed this long. */
 const FALLBACK_FOUND_TTL_MS = 60_000;
 /**
- * Without the feed: "not in it" is believed this long by guild lists. A request for that one
- * guild asks again (coalesced, charged to its sender), so a guild the bot has just been invited to
- * works on the very next request.
+ * Without the feed: "not in it" is believed this long, by guild lists and by requests for the
+ * guild alike, so an invented id costs one platform call however often and by whomever it is
+ * sent. A guild the bot has just been invited to is found once this has passed, or at once by a
+ * guild list read with `refresh=true` (docs/bot-membership.md).
  */
 const FALLBACK_ABSENT_TTL_MS = 10_000;
 /** Platform calls one guild list may make to settle which of its guilds the bot is in. */
@@ -137,7 +138,8 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
   }
 
   /**
-   * Whether the bot is in the guild. What memory does not settle costs one platform call that the
+   * Whether the bot is in the guild. What memory does not settle (an answer of the last
+   * FALLBACK_FOUND_TTL_MS or FALLBACK_ABSENT_TTL_MS included) costs one platform call that the
    * platform never counts as invalid, shared by concurrent requests and charged to `caller`'s
    * `guild-check` budget (429 when it is spent).
    */
@@ -145,7 +147,8 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     if (this.present.has(guildId)) return true;
     if (this.isLive()) return false;
     // Remembered by this instance, or learned by another (the shared copy outlives this one's).
-    if ((await this.cache.peek<Checked>(checkKey(guildId)))?.in === true) return true;
+    const checked = await this.cache.peek<Checked>(checkKey(guildId));
+    if (checked) return checked.in;
     // Each caller pays for the check, even one that shares another's call.
     if (caller !== undefined) await this.charge(caller);
     return this.checks.run(guildId, async () => {

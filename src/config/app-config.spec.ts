@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       demoMode: true,
       timeoutMs: 5_000,
       invalidRequestLimit: 9_000,
+      queueMaxWaitMs: 2_000,
       cacheTtlSeconds: 5,
       userGuildsCacheTtlSeconds: 300,
       botFeedStaleAfterSeconds: 120,
@@ -79,7 +80,9 @@ describe('loadConfig', () => {
       'guild-check': { limit: 30, windowSeconds: 60 },
       'guild-info': { limit: 30, windowSeconds: 60 },
       'settings-write': { limit: 60, windowSeconds: 60 },
+      'bot-feed': { limit: 60_000, windowSeconds: 60 },
     });
+    expect(config.rateLimits.operators).toEqual([DEMO_DEFAULTS.login]);
     expect(config.logLevel).toBe('info');
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -100,6 +103,7 @@ describe('loadConfig', () => {
       DISCORD_BOT_TOKEN: 'bot-token',
       PLATFORM_TIMEOUT_MS: '2500',
       PLATFORM_INVALID_REQUEST_LIMIT: '3000',
+      PLATFORM_QUEUE_MAX_WAIT_MS: '1500',
       HTTP_REQUEST_TIMEOUT_MS: '10000',
       PLATFORM_CACHE_TTL: '30',
       RATE_LIMIT_OAUTH2: '5/30',
@@ -145,6 +149,7 @@ describe('loadConfig', () => {
       demoMode: false,
       timeoutMs: 2500,
       invalidRequestLimit: 3000,
+      queueMaxWaitMs: 1500,
       cacheTtlSeconds: 30,
       userGuildsCacheTtlSeconds: 600,
       botFeedStaleAfterSeconds: 300,
@@ -240,6 +245,9 @@ describe('loadConfig', () => {
     ['PLATFORM_INVALID_REQUEST_LIMIT', '0'],
     ['PLATFORM_INVALID_REQUEST_LIMIT', '10000'],
     ['PLATFORM_INVALID_REQUEST_LIMIT', 'many'],
+    ['PLATFORM_QUEUE_MAX_WAIT_MS', '99'],
+    ['PLATFORM_QUEUE_MAX_WAIT_MS', '60001'],
+    ['PLATFORM_QUEUE_MAX_WAIT_MS', 'soon'],
     ['PLATFORM_CACHE_TTL', '0'],
     ['PLATFORM_CACHE_TTL', '301'],
     ['USER_GUILDS_CACHE_TTL', '0'],
@@ -257,6 +265,7 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_ANONYMOUS', '0/60'],
     ['RATE_LIMIT_GUILD_INFO', '30/0'],
     ['RATE_LIMIT_SETTINGS_WRITE', '-1/60'],
+    ['RATE_LIMIT_BOT_FEED', '0/60'],
     ['RATE_LIMIT_INVALID_TOKEN', '20 per minute'],
     ['OAUTH2_ALLOWED_REDIRECTS', 'https://ok.example/cb,javascript:alert(1)'],
     ['MAIN_SERVER', 'main'],

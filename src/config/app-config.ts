@@ -98,6 +98,11 @@ export interface PlatformConfig {
    * fleet when Redis is configured (docs/platform.md, "The invalid-request budget").
    */
   readonly invalidRequestLimit: number;
+  /**
+   * A call waiting for a platform bucket the service shares is refused (429) when its estimated
+   * wait is longer (docs/request-costs.md, "Shared platform buckets").
+   */
+  readonly queueMaxWaitMs: number;
   /** How long guild, channel and member lookups of the bot are cached. */
   readonly cacheTtlSeconds: number;
   /** How long a user's guild list (read with the user's grant) is cached. */
@@ -213,6 +218,8 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       demoMode: botToken === null,
       timeoutMs: env.PLATFORM_TIMEOUT_MS ?? 5_000,
       invalidRequestLimit: env.PLATFORM_INVALID_REQUEST_LIMIT ?? DEFAULT_INVALID_REQUEST_LIMIT,
+      // About two resets of the scarcest bucket (the bot's guild list, one call a second).
+      queueMaxWaitMs: env.PLATFORM_QUEUE_MAX_WAIT_MS ?? 2_000,
       cacheTtlSeconds: env.PLATFORM_CACHE_TTL ?? 5,
       userGuildsCacheTtlSeconds: env.USER_GUILDS_CACHE_TTL ?? 300,
       botFeedStaleAfterSeconds: env.BOT_FEED_STALE_AFTER ?? 120,
@@ -239,6 +246,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
     rateLimits: {
       enabled: env.RATE_LIMITS_ENABLED ?? true,
       buckets: bucketBudgets(env),
+      operators: env.ROOT_USERS ?? (botToken === null ? [DEMO_DEFAULTS.login] : []),
     },
     logLevel: env.LOG_LEVEL ?? 'info',
   });

@@ -254,6 +254,13 @@ export class EnvironmentSchema {
 
   @Transform(toInteger)
   @IsOptional()
+  @IsInt({ message: 'PLATFORM_QUEUE_MAX_WAIT_MS must be an integer from 100 to 60000' })
+  @Min(100, { message: 'PLATFORM_QUEUE_MAX_WAIT_MS must be an integer from 100 to 60000' })
+  @Max(60_000, { message: 'PLATFORM_QUEUE_MAX_WAIT_MS must be an integer from 100 to 60000' })
+  PLATFORM_QUEUE_MAX_WAIT_MS?: number;
+
+  @Transform(toInteger)
+  @IsOptional()
   @IsInt({ message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })
   @Min(1, { message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })
   @Max(300, { message: 'PLATFORM_CACHE_TTL must be a whole number of seconds from 1 to 300' })

@@ -71,4 +71,15 @@ describe('InvalidRequestBudget', () => {
     b.record();
     expect(b.count()).toBe(1);
   });
+
+  it('drops what was counted ahead of a clock that stepped back, rather than holding the budget spent', () => {
+    const { budget: b, advance } = budget(3);
+    for (let i = 0; i < 3; i++) b.record();
+    expect(b.spent()).toBe(true);
+    advance(-60 * 60_000);
+    expect(b.count()).toBe(0);
+    expect(b.spent()).toBe(false);
+    b.record();
+    expect(b.count()).toBe(1);
+  });
 });

@@ -69,12 +69,16 @@ export class InvalidRequestBudget implements InvalidAnswerBudget {
     this.counts[at] += 1;
   }
 
-  /** Invalid answers within the window (a slot at most more). */
+  /**
+   * Invalid answers within the window (a slot at most more). Slots ahead of the clock (it stepped
+   * back) are not counted: they would hold the budget spent until the clock caught up.
+   */
   count(): number {
     const current = Math.floor(this.now() / this.slotMs);
     let total = 0;
     for (let at = 0; at < this.slotCount; at++) {
-      if (current - this.slotOf[at] < this.slotCount) total += this.counts[at];
+      const age = current - this.slotOf[at];
+      if (age >= 0 && age < this.slotCount) total += this.counts[at];
     }
     return total;
   }

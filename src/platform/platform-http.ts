@@ -13,6 +13,8 @@ import {
 } from '@discordjs/rest';
 import { Logger } from '@nestjs/common';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
+import { currentCaller } from 'src/common/http/request-context';
+import { BucketBusyError, BucketQueues } from 'src/platform/bucket-queue';
 import { countsAsInvalid, type InvalidAnswerBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
@@ -48,6 +50,11 @@ export interface PlatformHttpOptions {
   budget: InvalidAnswerBudget;
   /** Where each call's route, outcome and duration are counted. */
   metrics?: Metrics;
+  /**
+   * The fair, bounded queues every bot-token and OAuth2-client call waits in for its bucket
+   * (docs/request-costs.md, "Shared platform buckets").
+   */
+  queues: BucketQueues;
 }
 
 /**
@@ -147,9 +154,11 @@ export class PlatformHttp {
   /** The bot's lookups of its own members (PlatformCall.ownMember). */
   private readonly botOwnMember: REST;
   private readonly app: REST;
+  private readonly queues: BucketQueues;
 
   constructor(private readonly options: PlatformHttpOptions) {
     this.invalidAnswers = options.budget;
+    this.queues = options.queues;
     const botApi = options.restProxyApiUrl ?? options.apiUrl;
     this.bot = this.manager(botApi, true);
     this.botOwnMember = this.manager(botApi, true);
@@ -169,11 +178,13 @@ export class PlatformHttp {
     const started = performance.now();
     let outcome: PlatformOutcome = 'network_error';
     try {
-      const answer = await this.calls.run(state, () => this.sendWithRetries(call, state));
+      const answer = await this.queued(call, () =>
+        this.calls.run(state, () => this.sendWithRetries(call, state)),
+      );
       outcome = outcomeOf(answer.status);
       return answer;
     } catch (error) {
-      outcome = state.failure ?? outcome;
+      outcome = error instanceof BucketBusyError ? 'refused_by_queue' : (state.failure ?? outcome);
       throw error;
     } finally {
       this.options.metrics?.platformCall(
@@ -182,6 +193,19 @@ export class PlatformHttp {
         (performance.now() - started) / 1000,
       );
     }
+  }
+
+  /**
+   * A call on an identity the whole service shares (the bot token, the OAuth2 client) waits for
+   * its bucket in a fair, bounded queue, charged to the request's caller; a user's own token is
+   * limited per user and goes straight to the transport.
+   */
+  private queued(call: PlatformCall, send: () => Promise<PlatformAnswer>): Promise<PlatformAnswer> {
+    if (call.auth.kind === 'bearer') return send();
+    const label = `${call.method} ${call.route}`;
+    const major = /^\/(?:guilds|channels|webhooks)\/([^/]+)/.exec(call.path)?.[1] ?? '';
+    const key = `${call.auth.kind}${call.ownMember ? ':own' : ''}:${label}:${major}`;
+    return this.queues.run(key, label, currentCaller(), send);
   }
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {

@@ -11,6 +11,8 @@ import {
   type InvalidAnswerBudget,
 } from 'src/platform/invalid-request-budget';
 import { PlatformHttp } from 'src/platform/platform-http';
+import { BucketQueues, DEFAULT_BUCKET_QUEUE_LIMITS } from 'src/platform/bucket-queue';
+import { FleetBucketSlots } from 'src/platform/fleet-bucket-slots';
 import { SharedInvalidRequestBudget } from 'src/platform/shared-invalid-request-budget';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
@@ -53,13 +55,27 @@ export class PlatformModule {
             ),
         },
         {
+          provide: BucketQueues,
+          inject: [RedisConnection, AppConfig, Metrics],
+          useFactory: (redis: RedisConnection, appConfig: AppConfig, metrics: Metrics) =>
+            withQueueGauges(
+              metrics,
+              new BucketQueues(
+                { ...DEFAULT_BUCKET_QUEUE_LIMITS, maxWaitMs: appConfig.platform.queueMaxWaitMs },
+                () => performance.now(),
+                redis.client ? new FleetBucketSlots(redis.client, redis.keyPrefix) : undefined,
+              ),
+            ),
+        },
+        {
           provide: PlatformClient,
-          inject: [PlatformConnection, AppConfig, Metrics, INVALID_REQUEST_BUDGET],
+          inject: [PlatformConnection, AppConfig, Metrics, INVALID_REQUEST_BUDGET, BucketQueues],
           useFactory: (
             connection: PlatformConnection,
             appConfig: AppConfig,
             metrics: Metrics,
             budget: InvalidAnswerBudget,
+            queues: BucketQueues,
           ) =>
             new PlatformClient(
               new PlatformHttp({
@@ -75,6 +91,7 @@ export class PlatformModule {
                 backoffMs: BACKOFF_MS,
                 budget,
                 metrics,
+                queues,
               }),
               connection.clientId,
             ),
@@ -89,6 +106,21 @@ export class PlatformModule {
       exports: [PlatformConnection, PlatformClient, PLATFORM_CACHE, PlatformService],
     };
   }
+}
+
+/** The shared buckets' queues, read when the metrics are scraped. */
+function withQueueGauges(metrics: Metrics, queues: BucketQueues): BucketQueues {
+  metrics.gauge(
+    'bms_platform_queue_waiting',
+    'Calls waiting for their turn in the queues of the platform buckets the service shares (the bot token, the OAuth2 client)',
+    () => queues.stats().waiting,
+  );
+  metrics.gauge(
+    'bms_platform_queue_refused',
+    'Calls the shared platform buckets’ queues refused (429) since the instance started',
+    () => queues.stats().refused,
+  );
+  return queues;
 }
 
 /** The invalid-request budget's use, read when the metrics are scraped. */

@@ -32,9 +32,14 @@ const PRESENCE_TTL_INTERVALS = 3;
  * number of live instances, in one atomic step on Redis's clock (so instances whose clocks differ
  * still fill the same slots).
  *
+ * A slot is kept only while it lies in the window that ends now on Redis's clock: one ahead of it
+ * (written by hand, or left behind when Redis's clock stepped back) is dropped like an expired one,
+ * so it can never hold the budget spent. A slot or count that is not a whole number (the hash was
+ * tampered with) is dropped too, and counted in the answer so that it is logged as what it is.
+ *
  * KEYS: the slots (a hash: slot number → count), the instances (a sorted set: id → last seen, ms).
  * ARGV: answers to add, instance id, slot length (ms), slots in the window, presence lifetime (ms).
- * Returns [invalid answers in the window, live instances].
+ * Returns [invalid answers in the window, live instances, slots dropped as unreadable or ahead].
  */
 const RECORD_AND_READ = `
 local time = redis.call('TIME')
@@ -42,23 +47,31 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local slotMs = tonumber(ARGV[3])
 local slots = tonumber(ARGV[4])
 local current = math.floor(now / slotMs)
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
 local add = tonumber(ARGV[1])
 if add > 0 then redis.call('HINCRBY', KEYS[1], current, add) end
 local total = 0
+local dropped = 0
 local counts = redis.call('HGETALL', KEYS[1])
 for i = 1, #counts, 2 do
-  if current - tonumber(counts[i]) >= slots then
+  local slot = tonumber(counts[i])
+  local count = tonumber(counts[i + 1])
+  if slot == nil or count == nil or slot ~= math.floor(slot) or count ~= math.floor(count) or count < 0 or slot > current then
+    redis.call('HDEL', KEYS[1], counts[i])
+    dropped = dropped + 1
+  elseif current - slot >= slots then
     redis.call('HDEL', KEYS[1], counts[i])
   else
-    total = total + tonumber(counts[i + 1])
+    total = total + count
   end
 end
 if total > 0 then redis.call('PEXPIRE', KEYS[1], slots * slotMs) end
 local ttl = tonumber(ARGV[5])
+if redis.call('TYPE', KEYS[2]).ok ~= 'zset' then redis.call('DEL', KEYS[2]) end
 redis.call('ZADD', KEYS[2], now, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
-return {total, redis.call('ZCARD', KEYS[2])}
+return {total, redis.call('ZCARD', KEYS[2]), dropped}
 `;
 
 /**
@@ -203,7 +216,7 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
     this.sending = adding;
     this.attemptedAt = performance.now();
     try {
-      const [total, instances] = (await this.redis.eval(
+      const [total, instances, dropped] = (await this.redis.eval(
         RECORD_AND_READ,
         2,
         this.keys.slots,
@@ -213,7 +226,13 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
         this.slotMs,
         this.slots,
         this.presenceTtlMs,
-      )) as [number, number];
+      )) as [number, number, number];
+      if (dropped > 0) {
+        this.logger.error(
+          { key: this.keys.slots, dropped },
+          "Invalid-request budget: dropped slots from Redis that no instance writes (not a whole number, or ahead of Redis's clock); the key was changed by hand or Redis's clock stepped back",
+        );
+      }
       this.sending = 0;
       this.fleetCount = total;
       this.fleetSize = Math.max(1, instances);

@@ -11,6 +11,7 @@ import {
 } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession, TokenScope } from 'src/common/auth/authenticated-session';
+import { NoStore } from 'src/common/decorators/no-store.decorator';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Auth } from 'src/common/decorators/auth.decorator';
 import { CurrentSession } from 'src/common/decorators/current-session.decorator';
@@ -85,6 +86,7 @@ export class SessionsController {
   }
 
   @Post()
+  @NoStore()
   @Auth('login')
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({

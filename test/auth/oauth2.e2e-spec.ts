@@ -104,10 +104,11 @@ describe('POST /oauth2', () => {
     expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before);
   });
 
-  it("maps the platform's invalid_grant to 400 BadRequest, and releases the code's claim", async () => {
+  it("maps the platform's invalid_grant to 400 BadRequest, and answers the same exchange again without asking the platform", async () => {
     const before = emulatorOf(t()).countRequests('POST /oauth2/token');
-    // The second attempt is the platform's to refuse again, not "already used".
-    for (let attempt = 0; attempt < 2; attempt += 1) {
+    // The later attempts are refused as the platform refused the first, not "already used", and
+    // cost no exchange: a made-up code costs one however often it is sent.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
       const res = await t()
         .http()
         .post('/oauth2')
@@ -118,7 +119,7 @@ describe('POST /oauth2', () => {
         code: 'BadRequest',
       });
     }
-    expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before + 2);
+    expect(emulatorOf(t()).countRequests('POST /oauth2/token')).toBe(before + 1);
   });
 
   describe('PKCE (RFC 7636)', () => {
@@ -172,6 +173,7 @@ describe('POST /oauth2', () => {
         message: 'The authorization code is invalid or expired; start the login again',
         code: 'BadRequest',
       };
+      const exchanges = emulatorOf(t()).countRequests('POST /oauth2/token');
       for (const attempt of [{}, { code_verifier: verifier.replace('d', 'e') }, {}]) {
         const refused = await exchange(attempt);
         expect({ status: refused.status, body: refused.body }).toEqual({
@@ -179,6 +181,8 @@ describe('POST /oauth2', () => {
           body: invalid,
         });
       }
+      // The third attempt repeats the first: answered as it was, without an exchange.
+      expect(emulatorOf(t()).countRequests('POST /oauth2/token') - exchanges).toBe(2);
       const right = await exchange({ code_verifier: verifier });
       expect(right.status).toBe(200);
       expect(right.body.user_id).toBe(DEMO_IDS.demoUser);

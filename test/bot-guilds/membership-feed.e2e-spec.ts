@@ -551,3 +551,60 @@ describe('the membership feed under resharding and races', () => {
     }
   });
 });
+
+describe("the feed's own rate-limit budget", () => {
+  const platform = useEmulator(SEED);
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await createTestApp({
+      env: {
+        ...liveModeEnv(platform()),
+        ROOT_USERS: DEMO_IDS.alice,
+        RATE_LIMITS_ENABLED: 'true',
+        // Small budgets, so that the test shows which one a request spends.
+        RATE_LIMIT_AUTHENTICATED: '5/60',
+        RATE_LIMIT_BOT_FEED: '8/60',
+      },
+    });
+  });
+  afterAll(() => app.close());
+
+  it("counts the operators' reports in bot-feed instead of their general budget, and anyone else's as usual", async () => {
+    const feed = await signIn(app, platform());
+    // Signing in and creating the token spent part of Alice's general budget: what is left shows.
+    const general = await app
+      .http()
+      .get('/sessions/@me')
+      .set('Authorization', `Bearer ${feed.login}`)
+      .expect(200);
+    const generalLeft = Number(general.headers['x-ratelimit-remaining']);
+    for (let i = 0; i < 8; i++) {
+      const heartbeat = await events(feed, 0, []).expect(200);
+      expect(heartbeat.headers['x-ratelimit-bucket']).toBe('bot-feed');
+      expect(heartbeat.headers['x-ratelimit-remaining']).toBe(String(7 - i));
+    }
+    const refused = await events(feed, 0, []).expect(429);
+    expect(refused.body).toEqual({
+      code: 'RateLimited',
+      message: expect.stringContaining('Too many requests (bot-feed)'),
+    });
+    // The reports took nothing from Alice's general budget.
+    const after = await app
+      .http()
+      .get('/sessions/@me')
+      .set('Authorization', `Bearer ${feed.login}`)
+      .expect(200);
+    expect(after.headers['x-ratelimit-bucket']).toBe('authenticated');
+    expect(Number(after.headers['x-ratelimit-remaining'])).toBe(generalLeft - 1);
+    // A user who is not an operator is counted in their general budget on the feed routes (and refused).
+    const carol = await signInAsRoot(app, platform(), DEMO_IDS.carol);
+    const stranger = await app
+      .http()
+      .post('/internal/shards/0/guild-events')
+      .set('Authorization', `Bearer ${carol.bot}`)
+      .send({ events: [] })
+      .expect(403);
+    expect(stranger.headers['x-ratelimit-bucket']).toBe('authenticated');
+  });
+});

@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { emulatorOf, loginAs } from 'test/support/auth';
+import { emulatorOf, loginAs, loginOn } from 'test/support/auth';
 import type { Test } from 'supertest';
 import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
+import { BucketQueues } from 'src/platform/bucket-queue';
+import { eventually } from 'test/support/eventually';
 
 /** Every platform call about one guild: what an invented id must never cost. */
 function perGuildCalls(emulator: PlatformEmulator): number {
@@ -54,7 +56,9 @@ async function requestInventedIds(app: TestApp, token: string): Promise<void> {
   const paths = ids.flatMap((id) => [`/guilds/${id}/settings`, `/users/@me/guilds/${id}`]);
   expect(paths).toHaveLength(1_000);
   const statuses = new Map<number, number>();
-  await inBatches(paths, 25, async (path) => {
+  // Ten at a time: one caller's share of a platform bucket the service shares (more is refused
+  // with 429, see 'the bot's guild list, shared by every caller' below).
+  await inBatches(paths, 10, async (path) => {
     const res = await app.http().get(path).set('Authorization', `Bearer ${token}`);
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     expect(res.body).toEqual({ message: 'The bot is not in this guild', code: 'NotFound' });
@@ -103,8 +107,102 @@ describe('guild requests for guilds the bot is not in, without the membership fe
     expect(perGuildCalls(platform()) - perGuildBefore).toBe(0);
     const after = botListCalls(platform());
     expect(after.count - before.count).toBeGreaterThan(0);
-    expect(after.count - before.count).toBeLessThanOrEqual(1_000);
+    // One call per id: the second route's request for an id is answered from the first's "not in".
+    expect(after.count - before.count).toBeLessThanOrEqual(500);
     expect(after.pages - before.pages).toBe(0);
+  });
+});
+
+describe("the bot's guild list, shared by every caller while the feed is not live", () => {
+  const platform = useEmulator();
+  let app: TestApp;
+  /** Bot calls on its guild list wait for this while set. */
+  let held: Promise<void> | null = null;
+  let release = (): void => undefined;
+
+  beforeAll(async () => {
+    // The service's own per-user budgets off: what bounds the flood here is the platform bucket's queue.
+    app = await createTestApp({
+      env: { ...liveModeEnv(platform()), RATE_LIMITS_ENABLED: 'false' },
+    });
+    platform().intercept(async (route, reply) => {
+      const isBot = reply.request.headers.authorization?.startsWith('Bot ') ?? false;
+      if (route === 'GET /users/@me/guilds' && isBot && held) await held;
+    });
+  });
+  afterAll(async () => {
+    platform().intercept(null);
+    await app.close();
+  });
+
+  // Logins without guilds.members.read: the bot token reads members, as in the findings.
+  const signIn = (userId: string): Promise<string> =>
+    loginOn(app, platform(), userId, ['identify', 'guilds']);
+  const open = (token: string, guildId: string): Test =>
+    app.http().get(`/users/@me/guilds/${guildId}`).set('Authorization', `Bearer ${token}`);
+
+  it("refuses one caller's flood past its share at once (429, Retry-After, the bucket named) and serves a caller who used the bucket less next", async () => {
+    const [alice, carol] = [await signIn(DEMO_IDS.alice), await signIn(DEMO_IDS.carol)];
+    const invented = inventedIds(40).slice(5);
+    // Alice has used the bucket before.
+    for (const id of invented.slice(0, 2)) await open(alice, id).expect(404);
+    const listCalls = (): string[] =>
+      platform()
+        .requests.filter((r) => r.route === 'GET /users/@me/guilds' && r.auth === 'bot')
+        .map((r) => r.url);
+    const before = listCalls().length;
+    held = new Promise((resolve) => (release = resolve));
+    // Her flood: 14 distinct ids at once. One runs (held), nine wait, four are refused at once.
+    const flood = invented.slice(2, 16).map((id) => open(alice, id).then((res) => res));
+    const queues = app.app.get(BucketQueues);
+    await eventually(
+      () => Promise.resolve(queues.stats().waiting),
+      (waiting) => waiting === 9,
+      10_000,
+    );
+    // Carol opens a guild the bot is in: her check waits behind the running call only.
+    const carols = open(carol, DEMO_IDS.botLab).then((res) => res);
+    await eventually(
+      () => Promise.resolve(queues.stats().waiting),
+      (waiting) => waiting === 10,
+      10_000,
+    );
+    release();
+    held = null;
+    const answers = await Promise.all(flood);
+    const refused = answers.filter((res) => res.status === 429);
+    expect(answers.filter((res) => res.status === 404)).toHaveLength(10);
+    expect(refused).toHaveLength(4);
+    for (const res of refused) {
+      expect(res.body).toEqual({
+        code: 'RateLimited',
+        message: expect.stringMatching(
+          /rate limit for GET \/users\/@me\/guilds is shared by every user of this service and you already have 10 calls waiting for it; retry in \d+ seconds/,
+        ),
+      });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    expect((await carols).status).toBe(200);
+    // After the held call, Carol's check went first (it starts from her guild's id).
+    const calls = listCalls().slice(before);
+    expect(calls).toHaveLength(11);
+    expect(calls[1]).toContain(`after=${BigInt(DEMO_IDS.botLab) - 1n}`);
+  });
+
+  it('answers an id it has just seen refused without a second call, whoever asks', async () => {
+    const [alice, bob] = [await signIn(DEMO_IDS.alice), await signIn(DEMO_IDS.bob)];
+    const id = inventedIds(60)[50];
+    const calls = (): number => botListCalls(platform()).count;
+    await open(alice, id).expect(404);
+    const after = calls();
+    await open(alice, id).expect(404);
+    await open(bob, id).expect(404);
+    await app
+      .http()
+      .get(`/guilds/${id}/settings`)
+      .set('Authorization', `Bearer ${bob}`)
+      .expect(404);
+    expect(calls()).toBe(after);
   });
 });
 

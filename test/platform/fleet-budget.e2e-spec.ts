@@ -12,7 +12,7 @@ import {
 } from 'src/platform/shared-invalid-request-budget';
 import { eventually } from 'test/support/eventually';
 import { faultsOf } from 'test/support/emulator-faults';
-import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
+import { captureLogs, DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
@@ -50,14 +50,15 @@ describeWithRedis('the fleet’s invalid-request budget in Redis', () => {
     count: number,
     options: Omit<SharedBudgetOptions, 'keyPrefix'>,
     url?: string,
-  ): Promise<{ budget: SharedInvalidRequestBudget; client: Redis }[]> {
+  ): Promise<{ budget: SharedInvalidRequestBudget; client: Redis; keyPrefix: string }[]> {
     const keyPrefix = `test:budget:${randomBytes(6).toString('hex')}:`;
-    const instances: { budget: SharedInvalidRequestBudget; client: Redis }[] = [];
+    const instances: { budget: SharedInvalidRequestBudget; client: Redis; keyPrefix: string }[] =
+      [];
     for (let i = 0; i < count; i++) {
       const client = await connect(url);
       const budget = new SharedInvalidRequestBudget(client, { keyPrefix, ...options });
       budgets.push(budget);
-      instances.push({ budget, client });
+      instances.push({ budget, client, keyPrefix });
     }
     // Once every instance has said it is alive, each reads the fleet's size with its next refresh.
     await sleep((options.refreshMs ?? 1_000) + 10);
@@ -129,6 +130,56 @@ describeWithRedis('the fleet’s invalid-request budget in Redis', () => {
     expect(a.budget.count()).toBe(3);
     recordOn(a.budget, 2);
     expect(await settle([a.budget])).toEqual([true]);
+  });
+
+  describe('a slots hash changed by hand, or by a clock that stepped back', () => {
+    const slotsKey = ({ keyPrefix }: { keyPrefix: string }): string =>
+      `${keyPrefix}platform:invalid-answers`;
+
+    it('drops a slot ahead of Redis’s clock at once, however large its count, and logs it as what it is', async () => {
+      const logs = captureLogs();
+      const [a, b] = await fleet(2, { limit: 100, refreshMs: 0 });
+      recordOn(a.budget, 1);
+      expect(await settle([a.budget])).toEqual([false]);
+      const key = slotsKey(a);
+      await a.client.hset(key, '999999999999', '9000');
+      expect(await b.budget.spent()).toBe(false);
+      expect(await a.budget.spent()).toBe(false);
+      expect(await a.client.hget(key, '999999999999')).toBeNull();
+      expect(a.budget.count()).toBe(1);
+      expect(a.budget.shared()).toBe(true);
+      expect(logs.stop().join('\n')).toMatch(/dropped slots from Redis that no instance writes/);
+    });
+
+    it('drops a count that is not a number and keeps counting with the fleet (no “cannot be reached”)', async () => {
+      const logs = captureLogs();
+      const [a] = await fleet(1, { limit: 100, refreshMs: 0 });
+      recordOn(a.budget, 2);
+      expect(await settle([a.budget])).toEqual([false]);
+      const key = slotsKey(a);
+      const [slot] = await a.client.hkeys(key);
+      await a.client.hset(key, 'not-a-slot', '5');
+      await a.client.hset(key, String(Number(slot) - 1), 'lots');
+      expect(await a.budget.spent()).toBe(false);
+      expect(a.budget.shared()).toBe(true);
+      expect(a.budget.count()).toBe(2);
+      expect(await a.client.hlen(key)).toBe(1);
+      const logged = logs.stop().join('\n');
+      expect(logged).not.toMatch(/cannot be reached/);
+      expect(logged).toMatch(/dropped slots from Redis that no instance writes/);
+    });
+
+    it('replaces a key of another type (it was overwritten) and heals', async () => {
+      const [a] = await fleet(1, { limit: 100, refreshMs: 0 });
+      recordOn(a.budget, 1);
+      expect(await settle([a.budget])).toEqual([false]);
+      const key = slotsKey(a);
+      await a.client.set(key, 'overwritten');
+      recordOn(a.budget, 1);
+      expect(await settle([a.budget])).toEqual([false]);
+      expect(a.budget.shared()).toBe(true);
+      expect(await a.client.type(key)).toBe('hash');
+    });
   });
 
   describe('while Redis cannot be reached', () => {

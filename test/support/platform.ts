@@ -5,6 +5,7 @@ import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { DEFAULT_INVALID_REQUEST_LIMIT } from 'src/config/app-config';
 import { InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { PlatformHttp, type PlatformHttpOptions } from 'src/platform/platform-http';
+import { BucketQueues, DEFAULT_BUCKET_QUEUE_LIMITS } from 'src/platform/bucket-queue';
 import { PlatformClient } from 'src/platform/platform.client';
 import { faultsOf } from 'test/support/emulator-faults';
 
@@ -26,6 +27,7 @@ export function clientFor(
     maxRateLimitWaitMs: 5_000,
     backoffMs: 20,
     budget: new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT),
+    queues: new BucketQueues({ ...DEFAULT_BUCKET_QUEUE_LIMITS, maxWaitMs: 2_000 }),
     ...overrides,
   });
   return new PlatformClient(http, DEMO_SEED.application.id);

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RootUserGuard } from 'src/auth/root-user.guard';
+import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import {
   GuildStateBatchDto,
   GuildStateDto,
@@ -40,6 +41,7 @@ export class GuildStateController {
   ) {}
 
   @Post('shards/:shard_id/guild-state')
+  @RateLimit('bot-feed')
   // A guild at the platform's maxima (500 channels, 250 roles, 1,000 threads) is about 223 KB.
   @BodyLimit(MAX_STATE_BATCH_BYTES)
   @HttpCode(HttpStatus.OK)

@@ -1,11 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { requestContext } from 'src/common/http/request-context';
 import { serializeError } from 'src/common/logging/error-serializer';
 import type { LogLevel } from 'src/common/logging/log-level';
-
-/** The request being handled, for every log line written while handling it. */
-export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
 
 /**
  * The root logger: JSON lines (pino), level names as strings, and credentials removed should a

@@ -8,7 +8,8 @@ export type PlatformOutcome =
   | 'server_error'
   | 'timeout'
   | 'network_error'
-  | 'refused_by_budget';
+  | 'refused_by_budget'
+  | 'refused_by_queue';
 
 /** Request durations, in seconds: from a cached read (~1 ms) to the request timeout. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -39,7 +39,25 @@ export const RATE_LIMIT_BUCKETS = {
     windowSeconds: 60,
     env: 'RATE_LIMIT_SETTINGS_WRITE',
   },
+  /**
+   * The bot's feed reports (`/internal/shards/{id}/…`) of ROOT_USERS' unscoped API tokens, per
+   * user, counted instead of `authenticated`: a bot of thousands of shards sends a report per
+   * shard every few seconds (docs/rate-limits.md). Anyone else's requests to those routes count in
+   * `authenticated` as usual (and are refused by the route).
+   */
+  'bot-feed': {
+    scope: 'user',
+    limit: 60_000,
+    windowSeconds: 60,
+    env: 'RATE_LIMIT_BOT_FEED',
+    rootUsersOnly: true,
+  },
 } as const;
+
+/** Whether a bucket is counted instead of the general one, for the bot's operators only. */
+export function isOperatorBucket(bucket: RateLimitBucket): boolean {
+  return 'rootUsersOnly' in RATE_LIMIT_BUCKETS[bucket];
+}
 
 export type RateLimitBucket = keyof typeof RATE_LIMIT_BUCKETS;
 
@@ -65,4 +83,6 @@ export interface RateLimitSettings {
   /** RATE_LIMITS_ENABLED=false turns every bucket off (load tests). */
   readonly enabled: boolean;
   readonly buckets: Readonly<Record<RateLimitBucket, BucketBudget>>;
+  /** The bot's operators (ROOT_USERS): their unscoped tokens' feed reports count in `bot-feed`. */
+  readonly operators: readonly string[];
 }

@@ -54,6 +54,11 @@ export class RateLimiter {
     return this.options.enabled;
   }
 
+  /** The bot's operators (ROOT_USERS), whose feed reports count in operator buckets. */
+  get operators(): readonly string[] {
+    return this.options.operators;
+  }
+
   /** Counts one request of `who` (a user id or the client IP, as the bucket's scope says). */
   async count(bucket: RateLimitBucket, who: string): Promise<BucketState> {
     const { limit, windowSeconds } = this.options.buckets[bucket];

@@ -1,0 +1,190 @@
+import { ErrorCode } from 'src/common/errors/error-code';
+import {
+  BucketBusyError,
+  BucketQueues,
+  DEFAULT_BUCKET_QUEUE_LIMITS,
+  type BucketFleet,
+  type BucketQueueLimits,
+} from 'src/platform/bucket-queue';
+
+/** A call held open until the test ends it. */
+interface Held {
+  done: Promise<string>;
+  finish: () => void;
+  started: boolean;
+}
+
+describe('BucketQueues', () => {
+  let time = 0;
+  const advance = (ms: number): number => (time += ms);
+
+  function queues(limits: Partial<BucketQueueLimits> = {}, fleet?: BucketFleet): BucketQueues {
+    time = 1_000;
+    return new BucketQueues(
+      { ...DEFAULT_BUCKET_QUEUE_LIMITS, maxWaitMs: 2_000, ...limits },
+      () => time,
+      fleet,
+    );
+  }
+
+  /** Queues one call of `caller` in `bucket`; it runs until `finish()`. */
+  function call(q: BucketQueues, caller: string, bucket = 'bot:GET /users/@me/guilds:'): Held {
+    let finish = (): void => undefined;
+    const held: Held = { started: false, finish: () => finish(), done: Promise.resolve('') };
+    held.done = q.run(bucket, 'GET /users/@me/guilds', caller, () => {
+      held.started = true;
+      return new Promise<string>((resolve) => (finish = () => resolve(caller)));
+    });
+    return held;
+  }
+
+  /** Ends a running call after `ms` of the fake clock, and lets the next one start. */
+  async function complete(held: Held, ms = 1_000): Promise<void> {
+    await flush();
+    advance(ms);
+    held.finish();
+    await held.done;
+    await flush();
+  }
+
+  const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+  it('runs one call of a bucket at a time and calls of different buckets side by side', async () => {
+    const q = queues();
+    const first = call(q, 'user:a');
+    const second = call(q, 'user:b');
+    const elsewhere = call(q, 'user:c', 'bot:GET /guilds/:guild_id:1');
+    await flush();
+    expect([first.started, second.started, elsewhere.started]).toEqual([true, false, true]);
+    await complete(first);
+    expect(second.started).toBe(true);
+    await complete(second);
+    await complete(elsewhere);
+    expect(q.stats()).toEqual({ buckets: expect.any(Number), waiting: 0, refused: 0 });
+  });
+
+  it('gives the next turn to the caller who used the bucket least, then to the oldest', async () => {
+    const q = queues({ maxWaitMs: 60_000 });
+    // The heavy caller has been served three times; the light one never.
+    for (let i = 0; i < 3; i++) await complete(call(q, 'user:heavy'), 100);
+    const running = call(q, 'user:heavy');
+    const heavyAgain = call(q, 'user:heavy');
+    const lightFirst = call(q, 'user:light');
+    const otherLight = call(q, 'ip:198.51.100.7');
+    await complete(running, 100);
+    expect([lightFirst.started, otherLight.started, heavyAgain.started]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    await complete(lightFirst, 100);
+    expect([otherLight.started, heavyAgain.started]).toEqual([true, false]);
+    await complete(otherLight, 100);
+    expect(heavyAgain.started).toBe(true);
+    await complete(heavyAgain, 100);
+  });
+
+  it.each([
+    {
+      name: 'a caller holding its share of the bucket',
+      limits: { perCaller: 2 },
+      before: ['user:a', 'user:a'],
+      caller: 'user:a',
+      message: /you already have 2 calls waiting for it/,
+    },
+    {
+      name: 'a wait longer than maxWaitMs, estimated from how long calls took',
+      limits: { maxWaitMs: 2_500 },
+      before: ['user:a', 'user:b', 'user:c'],
+      caller: 'user:d',
+      message: /2 calls are waiting for it/,
+    },
+    {
+      name: 'a full queue of callers who used the bucket no more',
+      limits: { maxWaiting: 2, maxWaitMs: 60_000 },
+      before: ['user:a', 'user:b', 'user:c'],
+      caller: 'user:d',
+      message: /2 calls are waiting for it/,
+    },
+  ])('refuses at once, 429 with Retry-After and the bucket named: $name', async (row) => {
+    const q = queues(row.limits);
+    // One call has taken 1 s: the estimate of the next ones.
+    await complete(call(q, 'service'), 1_000);
+    const before = row.before.map((caller) => call(q, caller));
+    await flush();
+    const refused = call(q, row.caller);
+    const error = (await refused.done.catch((e: unknown) => e)) as BucketBusyError;
+    expect(error).toBeInstanceOf(BucketBusyError);
+    expect(error.code).toBe(ErrorCode.RateLimited);
+    expect(error.status).toBe(429);
+    expect(error.message).toMatch(/rate limit for GET \/users\/@me\/guilds is shared/);
+    expect(error.message).toMatch(row.message);
+    expect(error.headers?.['Retry-After']).toBeGreaterThanOrEqual(1);
+    expect(refused.started).toBe(false);
+    expect(q.stats().refused).toBe(1);
+    for (const held of before) await complete(held);
+  });
+
+  it("gives a full queue's last place of its heaviest caller to a caller who used the bucket less", async () => {
+    const q = queues({ maxWaiting: 2, maxWaitMs: 60_000 });
+    for (let i = 0; i < 5; i++) await complete(call(q, 'user:heavy'), 100);
+    const running = call(q, 'user:other');
+    const heavy1 = call(q, 'user:heavy');
+    const heavy2 = call(q, 'user:heavy');
+    await flush();
+    const light = call(q, 'user:light');
+    const lost = (await heavy2.done.catch((e: unknown) => e)) as BucketBusyError;
+    expect(lost).toBeInstanceOf(BucketBusyError);
+    expect(lost.message).toMatch(/callers who used it less came first/);
+    await complete(running, 100);
+    expect([light.started, heavy1.started]).toEqual([true, false]);
+    await complete(light, 100);
+    await complete(heavy1, 100);
+  });
+
+  it('refuses a call whose turn does not come within maxHoldMs', async () => {
+    const q = queues({ maxHoldMs: 30, maxWaitMs: 60_000 });
+    const running = call(q, 'user:a');
+    const waiting = call(q, 'user:b');
+    const error = (await waiting.done.catch((e: unknown) => e)) as BucketBusyError;
+    expect(error.message).toMatch(/no turn came within 30 ms/);
+    expect(q.stats().waiting).toBe(0);
+    await complete(running);
+  });
+
+  it('lets the next call run when a call fails, and does not count the refused ones as held', async () => {
+    const q = queues({ perCaller: 1 });
+    await expect(
+      q.run('k', 'GET /x', 'user:a', () => Promise.reject(new Error('platform down'))),
+    ).rejects.toThrow('platform down');
+    await expect(q.run('k', 'GET /x', 'user:a', () => Promise.resolve('ok'))).resolves.toBe('ok');
+  });
+
+  it("counts a caller's calls across the fleet: a place refused elsewhere is refused here", async () => {
+    const left: string[] = [];
+    const fleet: BucketFleet = {
+      enter: (_bucket, caller) =>
+        Promise.resolve(
+          caller === 'user:busy-elsewhere' ? null : { leave: () => void left.push(caller) },
+        ),
+    };
+    const q = queues({}, fleet);
+    await expect(
+      q.run('k', 'POST /oauth2/token', 'user:busy-elsewhere', () => Promise.resolve('sent')),
+    ).rejects.toThrow(/POST \/oauth2\/token .*you already have 10 calls waiting for it/);
+    await expect(
+      q.run('k', 'POST /oauth2/token', 'user:a', () => Promise.resolve('sent')),
+    ).resolves.toBe('sent');
+    expect(left).toEqual(['user:a']);
+  });
+
+  it('keeps no bucket once its calls are done and its usage has aged out', async () => {
+    const q = queues();
+    const buckets = Array.from({ length: 50 }, (_, i) => `bot:GET /guilds/:guild_id:${i}`);
+    for (const bucket of buckets) await complete(call(q, 'user:a', bucket), 10);
+    expect(q.stats().buckets).toBe(50);
+    advance(3 * 60_000);
+    await complete(call(q, 'user:a', 'bot:GET /guilds/:guild_id:new'), 10);
+    expect(q.stats()).toEqual({ buckets: 1, waiting: 0, refused: 0 });
+  });
+});

@@ -1,0 +1,316 @@
+import { AppException } from 'src/common/errors/app.exception';
+import { SERVICE_CALLER } from 'src/common/http/request-context';
+import { ErrorCode } from 'src/common/errors/error-code';
+
+/** The bounds of every shared platform bucket's queue (docs/request-costs.md, "Shared platform buckets"). */
+export interface BucketQueueLimits {
+  /**
+   * A call whose wait for its turn, estimated from how long the bucket's recent calls took, would
+   * be longer is refused at once (PLATFORM_QUEUE_MAX_WAIT_MS).
+   */
+  maxWaitMs: number;
+  /** Calls waiting in one bucket at most; past it, the caller who used the bucket most loses its place. */
+  maxWaiting: number;
+  /** Calls one caller may have waiting or under way in one bucket. */
+  perCaller: number;
+  /** A call never waits longer than this for its turn: then it is refused. */
+  maxHoldMs: number;
+}
+
+/** The bounds but the wait (PLATFORM_QUEUE_MAX_WAIT_MS, validated by the configuration). */
+export const DEFAULT_BUCKET_QUEUE_LIMITS: Omit<BucketQueueLimits, 'maxWaitMs'> = {
+  maxWaiting: 20,
+  // Two settings writes of one user at once, each looking up 5 members of a guild side by side.
+  perCaller: 10,
+  maxHoldMs: 10_000,
+};
+
+/** Calls served per caller are counted over two windows of this length (the current and the last). */
+const USAGE_WINDOW_MS = 60_000;
+/** Weight of the newest call in a bucket's estimate of how long a call takes. */
+const SERVICE_EWMA = 0.3;
+
+/**
+ * 429 `RateLimited`: a shared platform bucket's queue refused the call, with the bucket named and
+ * `Retry-After`.
+ */
+export class BucketBusyError extends AppException {
+  constructor(
+    readonly bucket: string,
+    reason: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(
+      ErrorCode.RateLimited,
+      `The chat platform's rate limit for ${bucket} is shared by every user of this service and ${reason}; retry in ${retryAfterSeconds} seconds`,
+    );
+    this.name = 'BucketBusyError';
+    this.headers = { 'Retry-After': retryAfterSeconds };
+  }
+}
+
+/** What a queue may ask beyond this instance (FleetBucketSlots): the fleet's view of a caller. */
+export interface BucketFleet {
+  /** Takes a place for the call in the fleet; false when `caller` already holds `perCaller`. */
+  enter(bucket: string, caller: string, perCaller: number): Promise<FleetPlace | null>;
+}
+
+/** A place held in the fleet's count, given back when the call ends. */
+export interface FleetPlace {
+  leave(): void;
+}
+
+interface Waiter {
+  caller: string;
+  seq: number;
+  enqueuedAt: number;
+  start: () => void;
+  refuse: (error: BucketBusyError) => void;
+}
+
+interface Bucket {
+  label: string;
+  busy: boolean;
+  waiting: Waiter[];
+  /** Calls of each caller waiting or under way. */
+  held: Map<string, number>;
+  /** Calls served per caller in the current and the previous usage window. */
+  usage: Map<string, number>;
+  previousUsage: Map<string, number>;
+  windowStart: number;
+  /** How long a call of this bucket takes, recent calls weighted most (ms). */
+  serviceMs: number;
+}
+
+export interface BucketQueueStats {
+  buckets: number;
+  waiting: number;
+  refused: number;
+}
+
+/**
+ * Fair, bounded queues in front of the platform buckets the whole service shares (the bot token's,
+ * the OAuth2 client's): one call at a time per bucket goes to the transport, which then waits out
+ * the platform's own limit (it runs one call at a time per bucket too, so nothing is lost). The
+ * next call is the one whose caller used the bucket least in the last minute or two (then the
+ * oldest), so one caller's burst cannot keep others waiting behind it. A call is refused at once,
+ * 429 with `Retry-After`, when its caller already holds `perCaller` calls of the bucket, when its
+ * estimated wait is longer than `maxWaitMs`, or when it loses its place to a caller who used the
+ * bucket less; none waits more than `maxHoldMs`. docs/request-costs.md, "Shared platform buckets".
+ */
+export class BucketQueues {
+  private readonly buckets = new Map<string, Bucket>();
+  private seq = 0;
+  private refusedCount = 0;
+  private sweptAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly limits: BucketQueueLimits,
+    private readonly now: () => number = () => performance.now(),
+    private readonly fleet?: BucketFleet,
+  ) {}
+
+  /**
+   * Runs `task` when it is `caller`'s turn in `key`'s queue (`label` names the bucket to users), or
+   * refuses with BucketBusyError.
+   */
+  async run<T>(key: string, label: string, caller: string, task: () => Promise<T>): Promise<T> {
+    const bucket = this.bucket(key, label);
+    const held = bucket.held.get(caller) ?? 0;
+    // The service's own work (timers, the CLI) is bounded where it is written, not per caller.
+    if (held >= this.limits.perCaller && caller !== SERVICE_CALLER) {
+      throw this.refuse(bucket, `you already have ${held} calls waiting for it`);
+    }
+    this.admit(bucket, caller);
+    bucket.held.set(caller, held + 1);
+    let place: FleetPlace | null = null;
+    try {
+      if (caller !== SERVICE_CALLER) {
+        place = (await this.fleet?.enter(key, caller, this.limits.perCaller)) ?? null;
+      }
+      if (this.fleet && !place && caller !== SERVICE_CALLER) {
+        throw this.refuse(bucket, `you already have ${this.limits.perCaller} calls waiting for it`);
+      }
+      await this.turn(bucket, caller);
+    } catch (error) {
+      place?.leave();
+      this.release(key, bucket, caller);
+      throw error;
+    }
+    const started = this.now();
+    try {
+      return await task();
+    } finally {
+      place?.leave();
+      const took = this.now() - started;
+      bucket.serviceMs =
+        bucket.serviceMs === 0 ? took : bucket.serviceMs * (1 - SERVICE_EWMA) + took * SERVICE_EWMA;
+      this.countUse(bucket, caller);
+      bucket.busy = false;
+      this.release(key, bucket, caller);
+      this.next(bucket);
+    }
+  }
+
+  stats(): BucketQueueStats {
+    let waiting = 0;
+    for (const bucket of this.buckets.values()) waiting += bucket.waiting.length;
+    return { buckets: this.buckets.size, waiting, refused: this.refusedCount };
+  }
+
+  /** Refuses the call if its wait would be too long (after taking a place from a heavier caller). */
+  private admit(bucket: Bucket, caller: string): void {
+    if (!bucket.busy) return;
+    const usage = this.usageOf(bucket, caller);
+    // Waiters that would go first: those of callers who used the bucket no more than this one.
+    const ahead = bucket.waiting.filter((waiter) => this.usageOf(bucket, waiter.caller) <= usage);
+    const estimateMs = (ahead.length + 1) * bucket.serviceMs;
+    if (ahead.length >= this.limits.maxWaiting || estimateMs > this.limits.maxWaitMs) {
+      throw this.refuse(bucket, `${ahead.length} calls are waiting for it`, estimateMs);
+    }
+    if (bucket.waiting.length < this.limits.maxWaiting) return;
+    // Full: the last waiter of the caller who used the bucket most gives up its place.
+    const heaviest = bucket.waiting.reduce((worst, waiter) =>
+      this.usageOf(bucket, waiter.caller) >= this.usageOf(bucket, worst.caller) ? waiter : worst,
+    );
+    bucket.waiting.splice(bucket.waiting.indexOf(heaviest), 1);
+    heaviest.refuse(this.refuse(bucket, 'callers who used it less came first', estimateMs));
+  }
+
+  private turn(bucket: Bucket, caller: string): Promise<void> {
+    if (!bucket.busy && bucket.waiting.length === 0) {
+      bucket.busy = true;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        caller,
+        seq: this.seq++,
+        enqueuedAt: this.now(),
+        start: resolve,
+        refuse: reject,
+      };
+      bucket.waiting.push(waiter);
+      const timer = setTimeout(() => {
+        const index = bucket.waiting.indexOf(waiter);
+        if (index < 0) return;
+        bucket.waiting.splice(index, 1);
+        reject(this.refuse(bucket, `no turn came within ${this.limits.maxHoldMs} ms`));
+      }, this.limits.maxHoldMs);
+      timer.unref();
+      waiter.start = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      waiter.refuse = (error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+    });
+  }
+
+  /** Hands the bucket to the waiter whose caller used it least (then the oldest). */
+  private next(bucket: Bucket): void {
+    if (bucket.busy || bucket.waiting.length === 0) return;
+    let best = bucket.waiting[0];
+    for (const waiter of bucket.waiting) {
+      const order =
+        this.usageOf(bucket, waiter.caller) - this.usageOf(bucket, best.caller) ||
+        waiter.seq - best.seq;
+      if (order < 0) best = waiter;
+    }
+    bucket.waiting.splice(bucket.waiting.indexOf(best), 1);
+    bucket.busy = true;
+    best.start();
+  }
+
+  private bucket(key: string, label: string): Bucket {
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      this.sweep();
+      bucket = {
+        label,
+        busy: false,
+        waiting: [],
+        held: new Map(),
+        usage: new Map(),
+        previousUsage: new Map(),
+        windowStart: this.now(),
+        serviceMs: 0,
+      };
+      this.buckets.set(key, bucket);
+    }
+    this.rollWindow(bucket);
+    return bucket;
+  }
+
+  private rollWindow(bucket: Bucket): void {
+    const elapsed = this.now() - bucket.windowStart;
+    if (elapsed < USAGE_WINDOW_MS) return;
+    bucket.previousUsage = elapsed < 2 * USAGE_WINDOW_MS ? bucket.usage : new Map<string, number>();
+    bucket.usage = new Map<string, number>();
+    bucket.windowStart = this.now();
+  }
+
+  private usageOf(bucket: Bucket, caller: string): number {
+    return (bucket.usage.get(caller) ?? 0) + (bucket.previousUsage.get(caller) ?? 0);
+  }
+
+  private countUse(bucket: Bucket, caller: string): void {
+    this.rollWindow(bucket);
+    bucket.usage.set(caller, (bucket.usage.get(caller) ?? 0) + 1);
+  }
+
+  /**
+   * Gives back a caller's hold; an idle bucket whose usage has aged out is dropped, so memory
+   * follows the buckets in use (a bucket per route and guild).
+   */
+  private release(key: string, bucket: Bucket, caller: string): void {
+    const held = (bucket.held.get(caller) ?? 1) - 1;
+    if (held > 0) bucket.held.set(caller, held);
+    else bucket.held.delete(caller);
+    if (this.idle(bucket) && bucket.usage.size === 0 && bucket.previousUsage.size === 0) {
+      this.buckets.delete(key);
+    }
+  }
+
+  /**
+   * Once a usage window: drops idle buckets whose usage has aged out. Past MAX_BUCKETS: drops idle
+   * buckets, the oldest first, until half are left.
+   */
+  private sweep(): void {
+    const now = this.now();
+    if (now - this.sweptAt >= USAGE_WINDOW_MS) {
+      this.sweptAt = now;
+      for (const [key, bucket] of this.buckets) {
+        if (this.idle(bucket) && now - bucket.windowStart >= 2 * USAGE_WINDOW_MS) {
+          this.buckets.delete(key);
+        }
+      }
+    }
+    if (this.buckets.size < MAX_BUCKETS) return;
+    for (const [key, bucket] of this.buckets) {
+      if (this.buckets.size < MAX_BUCKETS / 2) return;
+      if (this.idle(bucket)) this.buckets.delete(key);
+    }
+  }
+
+  private idle(bucket: Bucket): boolean {
+    return !bucket.busy && bucket.waiting.length === 0 && bucket.held.size === 0;
+  }
+
+  private refuse(bucket: Bucket, reason: string, estimateMs = bucket.serviceMs): BucketBusyError {
+    this.refusedCount += 1;
+    return new BucketBusyError(
+      bucket.label,
+      reason,
+      Math.max(1, Math.ceil(Math.max(estimateMs, bucket.serviceMs) / 1000)),
+    );
+  }
+}
+
+/**
+ * Buckets kept at most before idle ones (kept for their callers' usage) are swept, the oldest
+ * first: a bucket is a route and guild, so this bounds the memory of a burst over many guilds.
+ */
+const MAX_BUCKETS = 10_000;
