@@ -5,6 +5,7 @@ import {
   DEFAULT_BUCKET_QUEUE_LIMITS,
   type BucketFleet,
   type BucketQueueLimits,
+  type IdentityId,
 } from 'src/platform/bucket-queue';
 
 /** A call held open until the test ends it. */
@@ -13,6 +14,9 @@ interface Held {
   finish: () => void;
   started: boolean;
 }
+
+/** The bot token, limited to 50 calls a second. */
+const BOT: IdentityId = { key: 'bot', label: 'the bot token', perSecond: 50 };
 
 describe('BucketQueues', () => {
   let time = 0;
@@ -31,10 +35,13 @@ describe('BucketQueues', () => {
   function call(q: BucketQueues, caller: string, bucket = 'bot:GET /users/@me/guilds:'): Held {
     let finish = (): void => undefined;
     const held: Held = { started: false, finish: () => finish(), done: Promise.resolve('') };
-    held.done = q.run(bucket, 'GET /users/@me/guilds', caller, () => {
-      held.started = true;
-      return new Promise<string>((resolve) => (finish = () => resolve(caller)));
-    });
+    held.done = q.run(
+      { key: bucket, label: 'GET /users/@me/guilds', identity: BOT, caller },
+      () => {
+        held.started = true;
+        return new Promise<string>((resolve) => (finish = () => resolve(caller)));
+      },
+    );
     return held;
   }
 
@@ -155,9 +162,15 @@ describe('BucketQueues', () => {
   it('lets the next call run when a call fails, and does not count the refused ones as held', async () => {
     const q = queues({ perCaller: 1 });
     await expect(
-      q.run('k', 'GET /x', 'user:a', () => Promise.reject(new Error('platform down'))),
+      q.run({ key: 'k', label: 'GET /x', identity: BOT, caller: 'user:a' }, () =>
+        Promise.reject(new Error('platform down')),
+      ),
     ).rejects.toThrow('platform down');
-    await expect(q.run('k', 'GET /x', 'user:a', () => Promise.resolve('ok'))).resolves.toBe('ok');
+    await expect(
+      q.run({ key: 'k', label: 'GET /x', identity: BOT, caller: 'user:a' }, () =>
+        Promise.resolve('ok'),
+      ),
+    ).resolves.toBe('ok');
   });
 
   it("counts a caller's calls across the fleet: a place refused elsewhere is refused here", async () => {
@@ -170,10 +183,15 @@ describe('BucketQueues', () => {
     };
     const q = queues({}, fleet);
     await expect(
-      q.run('k', 'POST /oauth2/token', 'user:busy-elsewhere', () => Promise.resolve('sent')),
+      q.run(
+        { key: 'k', label: 'POST /oauth2/token', identity: BOT, caller: 'user:busy-elsewhere' },
+        () => Promise.resolve('sent'),
+      ),
     ).rejects.toThrow(/POST \/oauth2\/token .*you already have 10 calls waiting for it/);
     await expect(
-      q.run('k', 'POST /oauth2/token', 'user:a', () => Promise.resolve('sent')),
+      q.run({ key: 'k', label: 'POST /oauth2/token', identity: BOT, caller: 'user:a' }, () =>
+        Promise.resolve('sent'),
+      ),
     ).resolves.toBe('sent');
     expect(left).toEqual(['user:a']);
   });
@@ -186,5 +204,46 @@ describe('BucketQueues', () => {
     advance(3 * 60_000);
     await complete(call(q, 'user:a', 'bot:GET /guilds/:guild_id:new'), 10);
     expect(q.stats()).toEqual({ buckets: 1, waiting: 0, refused: 0 });
+  });
+
+  describe("the identity's global limit, across all of its buckets", () => {
+    /** A call in a bucket of its own (a guild each), held until the test ends it. */
+    const inGuild = (q: BucketQueues, caller: string, guild: number): Held =>
+      call(q, caller, `bot:GET /guilds/:guild_id:${guild}`);
+
+    it('refuses a call once the calls under way or waiting would take longer than maxWaitMs at its rate', async () => {
+      // 50 a second for 100 ms: five calls at most, whoever sends them.
+      const q = queues({ maxWaitMs: 100 });
+      const running = [0, 1, 2, 3, 4].map((guild) => inGuild(q, `user:${guild}`, guild));
+      await flush();
+      expect(running.every((held) => held.started)).toBe(true);
+      const refused = inGuild(q, 'user:new', 5);
+      const error = (await refused.done.catch((e: unknown) => e)) as BucketBusyError;
+      expect(error).toBeInstanceOf(BucketBusyError);
+      expect(error.message).toMatch(
+        /rate limit for the bot token is shared by every user of this service and 5 calls are under way or waiting for it/,
+      );
+      expect(error.headers?.['Retry-After']).toBe(1);
+      // Once one ends, the next is let in.
+      await complete(running[0]);
+      const next = inGuild(q, 'user:new', 5);
+      await flush();
+      expect(next.started).toBe(true);
+      for (const held of [...running.slice(1), next]) await complete(held);
+    });
+
+    it("refuses a caller holding twice its per-bucket share across the identity's buckets", async () => {
+      const q = queues({ perCaller: 2, maxWaitMs: 60_000 });
+      const mine = [0, 1, 2, 3].map((guild) => inGuild(q, 'user:a', guild));
+      const refused = inGuild(q, 'user:a', 4);
+      await expect(refused.done).rejects.toThrow(/you already have 4 calls under way or waiting/);
+      const other = inGuild(q, 'user:b', 4);
+      await flush();
+      expect(other.started).toBe(true);
+      for (const held of [...mine, other]) await complete(held);
+      // Everything given back: the caller may send again.
+      const again = inGuild(q, 'user:a', 9);
+      await complete(again);
+    });
   });
 });

@@ -82,6 +82,25 @@ interface Bucket {
   serviceMs: number;
 }
 
+/** Whom the platform limits as one (a token, or the address of the token endpoint's callers). */
+export interface IdentityId {
+  key: string;
+  /** How users are told of it: "the bot token". */
+  label: string;
+  /** The platform's global limit of the identity, calls a second. */
+  perSecond: number;
+}
+
+/** One call to queue: its bucket, the identity the bucket belongs to, and who it is charged to. */
+export interface QueuedCall {
+  /** The bucket: identity, route and top-level id. */
+  key: string;
+  /** How users are told of the bucket: `GET /users/@me/guilds`. */
+  label: string;
+  identity: IdentityId;
+  caller: string;
+}
+
 export interface BucketQueueStats {
   buckets: number;
   waiting: number;
@@ -100,6 +119,11 @@ export interface BucketQueueStats {
  */
 export class BucketQueues {
   private readonly buckets = new Map<string, Bucket>();
+  /** Calls under way or waiting per identity, in all its buckets, and per caller. */
+  private readonly identities = new Map<
+    string,
+    { outstanding: number; byCaller: Map<string, number> }
+  >();
   private seq = 0;
   private refusedCount = 0;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -111,30 +135,42 @@ export class BucketQueues {
   ) {}
 
   /**
-   * Runs `task` when it is `caller`'s turn in `key`'s queue (`label` names the bucket to users), or
-   * refuses with BucketBusyError.
+   * Runs `task` when it is the caller's turn in its bucket's queue, or refuses with
+   * BucketBusyError (the bucket's bounds, or its identity's).
    */
-  async run<T>(key: string, label: string, caller: string, task: () => Promise<T>): Promise<T> {
+  async run<T>(call: QueuedCall, task: () => Promise<T>): Promise<T> {
+    const { key, label, caller } = call;
     const bucket = this.bucket(key, label);
     const held = bucket.held.get(caller) ?? 0;
     // The service's own work (timers, the CLI) is bounded where it is written, not per caller.
-    if (held >= this.limits.perCaller && caller !== SERVICE_CALLER) {
+    const bounded = caller !== SERVICE_CALLER;
+    if (held >= this.limits.perCaller && bounded) {
       throw this.refuse(bucket, `you already have ${held} calls waiting for it`);
     }
-    this.admit(bucket, caller);
+    const identity = this.enterIdentity(call, bounded);
+    try {
+      this.admit(bucket, caller);
+    } catch (error) {
+      this.leaveIdentity(call.identity, caller);
+      throw error;
+    }
     bucket.held.set(caller, held + 1);
     let place: FleetPlace | null = null;
     try {
-      if (caller !== SERVICE_CALLER) {
-        place = (await this.fleet?.enter(key, caller, this.limits.perCaller)) ?? null;
-      }
-      if (this.fleet && !place && caller !== SERVICE_CALLER) {
-        throw this.refuse(bucket, `you already have ${this.limits.perCaller} calls waiting for it`);
+      if (bounded && this.fleet) {
+        place = await this.fleet.enter(key, caller, this.limits.perCaller);
+        if (!place) {
+          throw this.refuse(
+            bucket,
+            `you already have ${this.limits.perCaller} calls waiting for it`,
+          );
+        }
       }
       await this.turn(bucket, caller);
     } catch (error) {
       place?.leave();
       this.release(key, bucket, caller);
+      this.leaveIdentity(identity, caller);
       throw error;
     }
     const started = this.now();
@@ -148,8 +184,49 @@ export class BucketQueues {
       this.countUse(bucket, caller);
       bucket.busy = false;
       this.release(key, bucket, caller);
+      this.leaveIdentity(identity, caller);
       this.next(bucket);
     }
+  }
+
+  /**
+   * Counts the call against its identity's global limit (all of its buckets together): refused
+   * when the calls under way or waiting would take longer than `maxWaitMs` at the identity's
+   * rate, or when the caller holds twice its per-bucket share across the identity's buckets.
+   */
+  private enterIdentity(call: QueuedCall, bounded: boolean): IdentityId {
+    const { identity, caller } = call;
+    let state = this.identities.get(identity.key);
+    if (!state)
+      this.identities.set(identity.key, (state = { outstanding: 0, byCaller: new Map() }));
+    const capacity = Math.max(1, Math.floor((identity.perSecond * this.limits.maxWaitMs) / 1000));
+    const mine = state.byCaller.get(caller) ?? 0;
+    let reason: string | null = null;
+    if (state.outstanding >= capacity) {
+      reason = `${state.outstanding} calls are under way or waiting for it`;
+    } else if (bounded && mine >= 2 * this.limits.perCaller) {
+      reason = `you already have ${mine} calls under way or waiting for it`;
+    }
+    if (reason) {
+      this.refusedCount += 1;
+      throw new BucketBusyError(
+        identity.label,
+        reason,
+        Math.max(1, Math.ceil(state.outstanding / identity.perSecond)),
+      );
+    }
+    state.outstanding += 1;
+    state.byCaller.set(caller, mine + 1);
+    return identity;
+  }
+
+  private leaveIdentity(identity: IdentityId, caller: string): void {
+    const state = this.identities.get(identity.key);
+    if (!state) return;
+    state.outstanding -= 1;
+    const mine = (state.byCaller.get(caller) ?? 1) - 1;
+    if (mine > 0) state.byCaller.set(caller, mine);
+    else state.byCaller.delete(caller);
   }
 
   stats(): BucketQueueStats {

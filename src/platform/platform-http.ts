@@ -14,7 +14,7 @@ import {
 import { Logger } from '@nestjs/common';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
 import { currentCaller } from 'src/common/http/request-context';
-import { BucketBusyError, BucketQueues } from 'src/platform/bucket-queue';
+import { BucketBusyError, BucketQueues, type IdentityId } from 'src/platform/bucket-queue';
 import { countsAsInvalid, type InvalidAnswerBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
@@ -71,6 +71,17 @@ export class PlatformRateLimitedError extends PlatformUnavailableError {
     this.name = 'PlatformRateLimitedError';
   }
 }
+
+/**
+ * The platform's global limit: 50 calls a second per bot token, and per address for calls without
+ * one (the token endpoint, limited per address: the whole fleet behind one).
+ */
+const BOT_IDENTITY: IdentityId = { key: 'bot', label: 'the bot token', perSecond: 50 };
+const CLIENT_IDENTITY: IdentityId = {
+  key: 'client',
+  label: "the OAuth2 client (this service's address)",
+  perSecond: 50,
+};
 
 /** While calls are refused for the budget, the error is logged at most this often. */
 const BUDGET_LOG_INTERVAL_MS = 60_000;
@@ -205,7 +216,8 @@ export class PlatformHttp {
     const label = `${call.method} ${call.route}`;
     const major = /^\/(?:guilds|channels|webhooks)\/([^/]+)/.exec(call.path)?.[1] ?? '';
     const key = `${call.auth.kind}${call.ownMember ? ':own' : ''}:${label}:${major}`;
-    return this.queues.run(key, label, currentCaller(), send);
+    const identity = call.auth.kind === 'bot' ? BOT_IDENTITY : CLIENT_IDENTITY;
+    return this.queues.run({ key, label, identity, caller: currentCaller() }, send);
   }
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
