@@ -14,6 +14,13 @@ import type {
 } from 'src/bot-guilds/dto/bot-guilds.dto';
 
 /**
+ * A shard that has not reported for this long loses its snapshot and its guilds: 30 times the
+ * default BOT_FEED_STALE_AFTER, so only a shard id no process uses any more (or a bot gone for an
+ * hour) is affected.
+ */
+export const SHARD_EXPIRY_MS = 3_600_000;
+
+/**
  * The bot's reports of where it is (docs/bot-membership.md): snapshots per shard and joins and
  * leaves, applied in the order the bot saw them, whatever order they arrive in.
  */
@@ -64,7 +71,10 @@ export class BotGuildsFeedService {
         );
       }
       const complete = count === body.total;
-      if (complete) await tx.leaveUnlisted(shardId, at, body.shard_count);
+      if (complete) {
+        const orderAt = new Date(Math.min(at.getTime(), this.clock.nowMs()));
+        await tx.completeSnapshot(shardId, at, orderAt, body.shard_count);
+      }
       await tx.shardReported(
         shardId,
         this.clock.now(),
@@ -99,11 +109,13 @@ export class BotGuildsFeedService {
           `guild ${event.guild_id} belongs to shard ${shardOf(event.guild_id, shardCount)} of ${shardCount}, not ${shardId}`,
         );
       }
-      const at = reportTime(`events[${i}].at`, event.at, this.clock.nowMs(), {
-        tooOld: 'ignore',
-      });
+      const now = this.clock.nowMs();
+      const reported = reportTime(`events[${i}].at`, event.at, now, { tooOld: 'ignore' });
       // Older than anything remembered: it could only undo a newer leave, so it is ignored.
-      if (at === null) return;
+      if (reported === null) return;
+      // A time ahead of the service's clock counts as now: it cannot outrank what the bot reports
+      // next (a leave a minute later by the service's clock is applied, not ignored).
+      const at = reported.getTime() > now ? new Date(now) : reported;
       const held = newest.get(event.guild_id);
       // Of two reports of one guild in a batch, the later one wins (the batch order on a tie).
       if (!held || held.at <= at) {
@@ -147,13 +159,33 @@ export class BotGuildsFeedService {
     };
   }
 
-  /** Left guilds older than any report still accepted are forgotten, hourly. */
+  /**
+   * Hourly: shards silent for SHARD_EXPIRY_MS lose their snapshot and their guilds (a stray shard
+   * id reported once, an old layout's shards), and left guilds older than any report still
+   * accepted are forgotten.
+   */
   @Interval('purge-left-guilds', 3_600_000)
   async purge(): Promise<void> {
     try {
+      await this.expireSilentShards();
       await this.repository.purgeLeftBefore(new Date(this.clock.nowMs() - MAX_REPORT_AGE_MS));
     } catch (error) {
       this.logger.warn({ reason: (error as Error).message }, 'Could not purge left guilds');
     }
+  }
+
+  /** Shards silent for SHARD_EXPIRY_MS lose their snapshot and guilds; returns their ids. */
+  async expireSilentShards(): Promise<number[]> {
+    const now = this.clock.nowMs();
+    const expired = await this.repository.inFeedTransaction((tx) =>
+      tx.expireShardsSilentSince(new Date(now - SHARD_EXPIRY_MS), new Date(now)),
+    );
+    if (expired.length === 0) return expired;
+    this.logger.log(
+      { shards: expired, silent_for_s: SHARD_EXPIRY_MS / 1000 },
+      'Membership feed: shards silent for too long no longer count; their guilds are left until they report again',
+    );
+    await this.membership.changed();
+    return expired;
   }
 }

@@ -51,25 +51,59 @@ export class FeedTransaction {
   }
 
   /**
-   * Marks `guildIds` as listed by the shard's snapshot taken at `snapshotAt`: present, unless a
-   * newer report says otherwise. A row already listed by a newer snapshot is left alone.
+   * Records `guildIds` as listed by the shard's snapshot taken at `snapshotAt`. Nothing becomes
+   * present before the snapshot is complete (`completeSnapshot`): a snapshot that never completes
+   * makes no guild present. A guild not known before gets a row that is not present and ordered
+   * before every report, so any join or leave reported meanwhile still applies. Rows of the
+   * shard's older snapshots that never completed and were never present go first, so the rows a
+   * shard's snapshots hold stay bounded by one snapshot's `total`. A row already listed by a newer
+   * snapshot, or any row once a newer snapshot of the shard is complete, is left alone.
    */
   async listInSnapshot(shardId: number, snapshotAt: Date, guildIds: string[]): Promise<void> {
     if (guildIds.length === 0) return;
     await this.manager.query(
+      `DELETE FROM bot_guilds WHERE shard_id = $1 AND snapshot_at < $2 AND NOT present
+         AND changed_at = '-infinity'`,
+      [shardId, snapshotAt],
+    );
+    await this.manager.query(
       `INSERT INTO bot_guilds (guild_id, shard_id, present, changed_at, snapshot_at, version)
-       SELECT id, $1, true, $2, $2, ${NEXT_VERSION} FROM unnest($3::varchar[]) AS listed(id)
+       SELECT id, $1, false, '-infinity', $2, ${NEXT_VERSION}
+       FROM unnest($3::varchar[]) AS listed(id)
        WHERE NOT EXISTS (${NEWER_SNAPSHOT})
        ON CONFLICT (guild_id) DO UPDATE SET
-         present = CASE WHEN bot_guilds.changed_at <= EXCLUDED.changed_at THEN true
-                        ELSE bot_guilds.present END,
-         changed_at = GREATEST(bot_guilds.changed_at, EXCLUDED.changed_at),
          shard_id = EXCLUDED.shard_id,
-         snapshot_at = EXCLUDED.snapshot_at,
-         version = EXCLUDED.version
+         snapshot_at = EXCLUDED.snapshot_at
        WHERE bot_guilds.snapshot_at IS NULL OR bot_guilds.snapshot_at <= EXCLUDED.snapshot_at`,
       [shardId, snapshotAt, guildIds],
     );
+  }
+
+  /**
+   * A complete snapshot: the guilds it lists are present unless a report newer than it says they
+   * were left (`orderAt`: the snapshot's time, or the service's if that is earlier, so that a
+   * snapshot dated ahead cannot outrank a leave the bot reports meanwhile); then `leaveUnlisted`.
+   */
+  async completeSnapshot(
+    shardId: number,
+    snapshotAt: Date,
+    orderAt: Date,
+    shardCount: number,
+  ): Promise<void> {
+    await this.manager.query(
+      `UPDATE bot_guilds SET present = true, changed_at = $3, version = ${NEXT_VERSION}
+       WHERE shard_id = $1 AND snapshot_at = $2 AND NOT present AND changed_at <= $3
+         AND NOT EXISTS (${NEWER_SNAPSHOT})`,
+      [shardId, snapshotAt, orderAt],
+    );
+    // Present and listed: a leave reported as older than the snapshot no longer applies.
+    await this.manager.query(
+      `UPDATE bot_guilds SET changed_at = $3
+       WHERE shard_id = $1 AND snapshot_at = $2 AND present AND changed_at < $3
+         AND NOT EXISTS (${NEWER_SNAPSHOT})`,
+      [shardId, snapshotAt, orderAt],
+    );
+    await this.leaveUnlisted(shardId, snapshotAt, orderAt, shardCount);
   }
 
   /** How many guild ids of the shard's snapshot taken at `snapshotAt` have been received. */
@@ -88,13 +122,18 @@ export class FeedTransaction {
    * snapshot (a join after READY) says they are there. Nothing changes when a newer snapshot of
    * the shard is already complete.
    */
-  async leaveUnlisted(shardId: number, snapshotAt: Date, shardCount: number): Promise<void> {
+  private async leaveUnlisted(
+    shardId: number,
+    snapshotAt: Date,
+    orderAt: Date,
+    shardCount: number,
+  ): Promise<void> {
     await this.manager.query(
-      `UPDATE bot_guilds SET present = false, changed_at = $2, version = ${NEXT_VERSION}
-       WHERE present AND changed_at < $2 AND (snapshot_at IS NULL OR snapshot_at < $2)
+      `UPDATE bot_guilds SET present = false, changed_at = $4, version = ${NEXT_VERSION}
+       WHERE present AND changed_at < $4 AND (snapshot_at IS NULL OR snapshot_at < $2)
          AND mod(floor(guild_id::numeric / 4194304), $3) = $1
          AND NOT EXISTS (${NEWER_SNAPSHOT})`,
-      [shardId, snapshotAt, shardCount],
+      [shardId, snapshotAt, shardCount, orderAt],
     );
     await this.states.dropNotPresent();
   }
@@ -147,6 +186,33 @@ export class FeedTransaction {
     );
     if (row.count > 0) await this.states.dropNotPresent([guildId]);
     return row.count > 0;
+  }
+
+  /**
+   * Shards silent since `before` (a stray shard id, a shard of an old layout, a bot gone for
+   * long) lose their snapshot, and the guilds they last reported are left as of `at`: a claim that
+   * old is no longer believed, and no layout can be built from it. The row stays (shard ids are
+   * bounded) so that every instance reads the change; a report from the shard brings it back.
+   * Returns the shards expired.
+   */
+  async expireShardsSilentSince(before: Date, at: Date): Promise<number[]> {
+    // A CTE, so that the driver answers rows (it answers [rows, count] for a bare UPDATE).
+    const rows = await this.manager.query<{ shard_id: number }[]>(
+      `WITH expired AS (
+         UPDATE bot_guild_shards SET snapshot_at = NULL, shard_count = NULL, version = ${NEXT_VERSION}
+         WHERE reported_at < $1 AND snapshot_at IS NOT NULL RETURNING shard_id
+       ) SELECT shard_id FROM expired ORDER BY shard_id`,
+      [before],
+    );
+    const shardIds = rows.map((row) => row.shard_id);
+    if (shardIds.length === 0) return [];
+    await this.manager.query(
+      `UPDATE bot_guilds SET present = false, changed_at = $2, version = ${NEXT_VERSION}
+       WHERE present AND shard_id = ANY($1::int[]) AND changed_at <= $2`,
+      [shardIds, at],
+    );
+    await this.states.dropNotPresent();
+    return shardIds;
   }
 
   /**

@@ -264,36 +264,46 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
     for (const follower of this.followers) await follower.sync(initial);
     const shards = await this.repository.shardChangesAfter(this.shardVersion);
     for (const shard of shards) {
+      // An expired shard (its snapshot cleared) counts in no layout until it reports again.
       this.shards.set(shard.shardId, shard);
       this.shardVersion = Math.max(this.shardVersion, shard.version);
     }
     this.updateLiveness();
   }
 
-  /** The feed is live until the first of its shards goes silent for too long. */
+  /**
+   * The feed is live while one layout of shards (a `shard_count`) has a complete snapshot from
+   * each of its shards, all with that count, each reported within `BOT_FEED_STALE_AFTER`; of
+   * several such layouts, the one with the newest snapshot. A snapshot for a shard outside the
+   * layout (a stray `shard_count`) therefore does not switch a live feed off, while a resharding
+   * under way (the old layout's shards taken over by the new one) does until the new one is whole.
+   * Without a live layout, `shardCount` is the newest snapshot's (docs/bot-membership.md).
+   */
   private updateLiveness(): void {
+    const now = this.clock.nowMs();
     let newest: ShardState | undefined;
+    const layouts = new Set<number>();
     for (const shard of this.shards.values()) {
-      if (shard.snapshotAt && (!newest?.snapshotAt || shard.snapshotAt > newest.snapshotAt)) {
-        newest = shard;
+      if (!shard.snapshotAt || shard.shardCount === null) continue;
+      layouts.add(shard.shardCount);
+      if (!newest?.snapshotAt || shard.snapshotAt > newest.snapshotAt) newest = shard;
+    }
+    let live: { count: number; until: number; snapshotAt: number } | null = null;
+    for (const count of layouts) {
+      let until = Number.POSITIVE_INFINITY;
+      let snapshotAt = Number.NEGATIVE_INFINITY;
+      for (let id = 0; id < count && until > now; id++) {
+        const shard = this.shards.get(id);
+        if (!shard?.snapshotAt || shard.shardCount !== count) until = 0;
+        else {
+          until = Math.min(until, shard.reportedAt.getTime() + this.staleAfterMs);
+          snapshotAt = Math.max(snapshotAt, shard.snapshotAt.getTime());
+        }
       }
+      if (until > now && (!live || snapshotAt > live.snapshotAt)) live = { count, until, snapshotAt };
     }
-    this.shardCount = newest?.shardCount ?? null;
-    if (this.shardCount === null) {
-      this.liveUntil = 0;
-      return;
-    }
-    let until = Number.POSITIVE_INFINITY;
-    for (let id = 0; id < this.shardCount; id++) {
-      const shard = this.shards.get(id);
-      // Every shard's snapshot must come from the same layout (no half-done resharding).
-      if (!shard?.snapshotAt || shard.shardCount !== this.shardCount) {
-        until = 0;
-        break;
-      }
-      until = Math.min(until, shard.reportedAt.getTime() + this.staleAfterMs);
-    }
-    this.liveUntil = until;
+    this.shardCount = live?.count ?? newest?.shardCount ?? null;
+    this.liveUntil = live?.until ?? 0;
   }
 
   /** Charges one check to `caller`; false when their budget is spent. */

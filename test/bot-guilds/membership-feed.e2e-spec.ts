@@ -6,7 +6,9 @@ import type { Test } from 'supertest';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { signInAsRoot } from 'test/support/auth';
+import { BotGuildsFeedService, SHARD_EXPIRY_MS } from 'src/bot-guilds/bot-guilds-feed.service';
+import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+import { databaseOf, signInAsRoot } from 'test/support/auth';
 import { botAndAliceGuild, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase } from 'test/support/test-database';
@@ -606,5 +608,113 @@ describe("the feed's own rate-limit budget", () => {
       .send({ events: [] })
       .expect(403);
     expect(stranger.headers['x-ratelimit-bucket']).toBe('authenticated');
+  });
+});
+
+describe('the membership feed against stray, partial and future-dated reports', () => {
+  const platform = useEmulator(SEED);
+  let feed: Feed;
+  const membership = (): BotMembershipService => feed.app.app.get(BotMembershipService);
+  /** Ids the bot is not in (under one shard, every id is shard 0's). */
+  const invented = Array.from({ length: 6 }, (_, i) =>
+    (1_100_000_000_000_900_000n + BigInt(i)).toString(),
+  );
+
+  beforeAll(async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    feed = await signIn(app, platform());
+    const snapshotAt = at(-60_000);
+    await snapshot(feed, 0, {
+      shard_count: 1,
+      snapshot_at: snapshotAt,
+      total: BOT_GUILDS.length,
+      guild_ids: BOT_GUILDS,
+    }).expect(200);
+    expect((await feedStatus(feed)).body).toMatchObject({ live: true, shard_count: 1 });
+  });
+  afterAll(() => feed.app.close());
+
+  it('makes no guild present from a snapshot that has not completed, and keeps one snapshot’s rows per shard', async () => {
+    const rows = async (): Promise<number> =>
+      (
+        await databaseOf(feed.app).query<{ n: number }[]>(
+          'SELECT count(*)::int AS n FROM bot_guilds WHERE shard_id = 0',
+        )
+      )[0].n;
+    const before = await rows();
+    // Parts of snapshots that never complete, each taken later than the last.
+    for (let i = 0; i < 3; i++) {
+      await snapshot(feed, 0, {
+        shard_count: 1,
+        snapshot_at: at(-30_000 + i * 1_000),
+        total: BOT_GUILDS.length + invented.length,
+        guild_ids: invented.slice(i * 2, i * 2 + 2),
+      }).expect(200);
+      for (const id of invented)
+        expect({ id, held: membership().holds(id) }).toEqual({ id, held: false });
+    }
+    // Only the newest unfinished snapshot's rows are kept beside the guilds the bot is in.
+    expect(await rows()).toBe(before + 2);
+    expect((await feedStatus(feed)).body).toMatchObject({ live: true, guilds: BOT_GUILDS.length });
+    // Its last part makes its guilds present, and leaves nothing it listed.
+    const snapshotAt = at(-10_000);
+    await snapshot(feed, 0, {
+      shard_count: 1,
+      snapshot_at: snapshotAt,
+      total: BOT_GUILDS.length + 1,
+      guild_ids: [...BOT_GUILDS, invented[0]],
+    }).expect(200);
+    expect(membership().holds(invented[0])).toBe(true);
+    for (const id of BOT_GUILDS) expect(membership().holds(id)).toBe(true);
+    // Back to the bot's real guilds.
+    await snapshot(feed, 0, {
+      shard_count: 1,
+      snapshot_at: at(-5_000),
+      total: BOT_GUILDS.length,
+      guild_ids: BOT_GUILDS,
+    }).expect(200);
+    expect(membership().holds(invented[0])).toBe(false);
+  });
+
+  it('applies a leave the bot reports after a join dated ahead of the service’s clock', async () => {
+    const guild = EXTRA[0];
+    await events(feed, 0, [{ type: 'join', guild_id: guild, at: at(4 * 60_000) }]).expect(200);
+    expect(membership().holds(guild)).toBe(true);
+    const left = await events(feed, 0, [{ type: 'leave', guild_id: guild, at: at(1_000) }]).expect(
+      200,
+    );
+    expect(left.body).toEqual({ applied: 1, ignored: 0 });
+    expect(membership().holds(guild)).toBe(false);
+    await events(feed, 0, [{ type: 'join', guild_id: guild, at: at(2_000) }]).expect(200);
+    expect(membership().holds(guild)).toBe(true);
+  });
+
+  it('stays live when a shard outside its layout sends a complete snapshot, and expires that shard once it is silent', async () => {
+    // Shard 5 of 6 does not exist: the bot runs one shard.
+    const stray = (BigInt(6) << 22n) * 1_000_000n + (5n << 22n);
+    expect(Number((stray >> 22n) % 6n)).toBe(5);
+    await snapshot(feed, 5, {
+      shard_count: 6,
+      snapshot_at: at(-1_000),
+      total: 1,
+      guild_ids: [stray.toString()],
+    }).expect(200);
+    const status = await feedStatus(feed);
+    expect(status.body).toMatchObject({ live: true, shard_count: 1 });
+    expect(membership().isLive()).toBe(true);
+    // Its last report is made an hour older than SHARD_EXPIRY_MS allows; shard 0 is reporting.
+    await databaseOf(feed.app).query(
+      `UPDATE bot_guild_shards SET reported_at = reported_at - $1 * interval '1 millisecond'
+       WHERE shard_id = 5`,
+      [SHARD_EXPIRY_MS + 60_000],
+    );
+    expect(await feed.app.app.get(BotGuildsFeedService).expireSilentShards()).toEqual([5]);
+    expect(membership().holds(stray.toString())).toBe(false);
+    const after = await feedStatus(feed);
+    expect(after.body.shards).toContainEqual(
+      expect.objectContaining({ shard_id: 5, snapshot_at: null, live: false, guilds: 0 }),
+    );
   });
 });
