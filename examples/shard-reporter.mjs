@@ -59,11 +59,18 @@ async function reportShard(baseUrl, token, { id, ...report }) {
 }
 
 async function reportAll(baseUrl, token) {
-  const results = await Promise.allSettled(readShards().map((s) => reportShard(baseUrl, token, s)));
+  const shards = readShards();
+  const results = await Promise.allSettled(shards.map((s) => reportShard(baseUrl, token, s)));
   for (const result of results) {
     if (result.status === 'rejected') console.error(`report failed: ${result.reason.message}`);
   }
-  return results.every((result) => result.status === 'fulfilled');
+  const reported = results.filter((result) => result.status === 'fulfilled').length;
+  if (reported > 0) {
+    console.log(
+      `${new Date().toISOString()} reported ${reported} of ${shards.length} shards to ${baseUrl}`,
+    );
+  }
+  return reported === shards.length;
 }
 
 const baseUrl = (process.env.BMS_URL ?? 'http://localhost:3000').replace(/\/+$/, '');

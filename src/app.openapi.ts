@@ -3,6 +3,7 @@ import { DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject } fro
 import { HttpStatus } from '@nestjs/common';
 import { ErrorResponseDto } from 'src/common/errors/error-response.dto';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 
 export const API_TITLE = 'Bot Management Service API';
@@ -23,6 +24,21 @@ const API_INTRO = [
  * The OpenAPI document generated from the controllers, the DTOs and the registered settings (also
  * written to openapi.json). Needs the initialized application.
  */
+/**
+ * The document as this service serves it: the prefilled login bodies name the redirect URI it
+ * allows (the first of OAUTH2_ALLOWED_REDIRECTS), so they work as they are on any port; the
+ * committed document shows the default's.
+ */
+export function withLoginRedirect(document: OpenAPIObject, redirectUri: string): OpenAPIObject {
+  if (redirectUri === DEFAULT_REDIRECT_URI) return document;
+  return JSON.parse(
+    JSON.stringify(document).replaceAll(
+      JSON.stringify(DEFAULT_REDIRECT_URI),
+      JSON.stringify(redirectUri),
+    ),
+  ) as OpenAPIObject;
+}
+
 export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle(API_TITLE)

@@ -19,7 +19,7 @@ import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
 import { Metrics } from 'src/common/metrics/metrics';
 import { SessionsService } from 'src/sessions/sessions.service';
-import { API_TITLE, createOpenApiDocument } from 'src/app.openapi';
+import { API_TITLE, createOpenApiDocument, withLoginRedirect } from 'src/app.openapi';
 
 /**
  * The HTTP adapter: Fastify with the body limit and proxy trust from the configuration, and its
@@ -138,12 +138,18 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   });
   recordRequestMetrics(app);
   // Built on the first request for it: the settings' schemas are known once the modules are up.
-  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
-    jsonDocumentUrl: 'openapi.json',
-    raw: ['json'],
-    customSiteTitle: API_TITLE,
-    swaggerOptions: { persistAuthorization: true },
-  });
+  const redirectUri = app.get(AppConfig).oauth2.allowedRedirects[0];
+  SwaggerModule.setup(
+    'docs',
+    app,
+    () => withLoginRedirect(createOpenApiDocument(app), redirectUri),
+    {
+      jsonDocumentUrl: 'openapi.json',
+      raw: ['json'],
+      customSiteTitle: API_TITLE,
+      swaggerOptions: { persistAuthorization: true },
+    },
+  );
   // The service has no page of its own: its root leads to the interactive docs.
   fastify.get('/', (_request, reply) => reply.redirect('/docs', 302));
 }

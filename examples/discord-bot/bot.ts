@@ -10,8 +10,8 @@
 
 import { Client, GatewayIntentBits } from 'discord.js';
 import { createGuildStateReporter, createMembershipReporter } from 'clients/bot-reporter/src';
-import { fullStateFrom, reportGuildState } from './guild-state';
-import { reportMembership } from './membership';
+import { fullStateFrom, reportGuildState } from './guild-state.js';
+import { reportMembership } from './membership.js';
 
 function requiredEnv(name: string): string {
   const value = process.env[name];

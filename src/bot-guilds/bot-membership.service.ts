@@ -300,7 +300,8 @@ export class BotMembershipService implements OnModuleInit, OnApplicationShutdown
           snapshotAt = Math.max(snapshotAt, shard.snapshotAt.getTime());
         }
       }
-      if (until > now && (!live || snapshotAt > live.snapshotAt)) live = { count, until, snapshotAt };
+      if (until > now && (!live || snapshotAt > live.snapshotAt))
+        live = { count, until, snapshotAt };
     }
     this.shardCount = live?.count ?? newest?.shardCount ?? null;
     this.liveUntil = live?.until ?? 0;

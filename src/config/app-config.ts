@@ -27,8 +27,16 @@ export const DEFAULT_INVALID_REQUEST_LIMIT = 9_000;
 /** PostgreSQL connections per instance unless DATABASE_POOL_SIZE says otherwise. */
 const DEFAULT_POSTGRES_POOL_SIZE = 10;
 
-/** The redirect URI allowed when OAUTH2_ALLOWED_REDIRECTS is not set: Swagger UI's own. */
-export const DEFAULT_REDIRECT_URI = 'http://localhost:3000/docs/oauth2-redirect.html';
+/**
+ * The redirect URI allowed when OAUTH2_ALLOWED_REDIRECTS is not set: Swagger UI's own page on the
+ * service's port (PORT), so that a demo on another port hands out codes it accepts.
+ */
+export function defaultRedirectUri(port: number): string {
+  return `http://localhost:${port}/docs/oauth2-redirect.html`;
+}
+
+/** The default redirect URI on the default port: the one the committed OpenAPI document shows. */
+export const DEFAULT_REDIRECT_URI = defaultRedirectUri(3000);
 
 export type DatabaseConfig =
   /** `poolSize`: connections this instance may hold (DATABASE_POOL_SIZE). */
@@ -229,7 +237,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       emulatorRateLimits: env.EMULATOR_RATE_LIMITS ?? false,
     },
     oauth2: {
-      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [DEFAULT_REDIRECT_URI],
+      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [defaultRedirectUri(env.PORT ?? 3000)],
     },
     community: {
       mainServer: env.MAIN_SERVER ?? DEMO_DEFAULTS.mainServer,

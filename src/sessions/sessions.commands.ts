@@ -115,17 +115,7 @@ export class ListSessionsCommand extends CommandRunner {
       console.log('No live sessions.');
       return;
     }
-    console.table(
-      live.map((s) => ({
-        id: s.id,
-        type: s.type,
-        name: s.name ?? '',
-        state: s.state,
-        created_at: s.createdAt.toISOString(),
-        expires_at: s.expiresAt.toISOString(),
-        last_used_at: s.lastUsedAt?.toISOString() ?? '',
-      })),
-    );
+    for (const line of sessionTable(live)) console.log(line);
   }
 
   @Option({ flags: '--user <user_id>', description: 'whose sessions', required: true })
@@ -149,4 +139,48 @@ export class PurgeExpiredSessionsCommand extends CommandRunner {
 /** A problem with a field, said of the command-line option that sets it (`--expiry must …`). */
 function asOption({ field, message }: ErrorDetail): string {
   return message.startsWith(`${field} `) ? `--${message}` : `--${field}: ${message}`;
+}
+
+/** A session as `sessions:list` shows it. */
+export interface ListedSession {
+  id: string;
+  type: string;
+  name: string | null;
+  state: string;
+  expiresAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** Longer names are cut (with `…`): the table fits a terminal of 100 columns. */
+const NAME_WIDTH = 16;
+
+/**
+ * The sessions as a table of aligned columns, one line each, under 100 characters: the full id
+ * (what `sessions:revoke` takes), then type, name, state, the day it expires and its last use to
+ * the minute (UTC).
+ */
+export function sessionTable(sessions: readonly ListedSession[]): string[] {
+  const minute = (date: Date | null): string =>
+    date ? date.toISOString().slice(0, 16).replace('T', ' ') : '-';
+  const name = (value: string | null): string => {
+    const text = value ?? '-';
+    return text.length > NAME_WIDTH ? `${text.slice(0, NAME_WIDTH - 1)}…` : text;
+  };
+  const rows = [
+    ['ID', 'TYPE', 'NAME', 'STATE', 'EXPIRES', 'LAST USED (UTC)'],
+    ...sessions.map((s) => [
+      s.id,
+      s.type,
+      name(s.name),
+      s.state,
+      s.expiresAt.toISOString().slice(0, 10),
+      minute(s.lastUsedAt),
+    ]),
+  ];
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) =>
+    row
+      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column])))
+      .join('  '),
+  );
 }

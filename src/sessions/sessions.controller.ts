@@ -9,7 +9,7 @@ import {
   ParseUUIDPipe,
   Post,
 } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession, TokenScope } from 'src/common/auth/authenticated-session';
 import { NoStore } from 'src/common/decorators/no-store.decorator';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -91,6 +91,26 @@ export class SessionsController {
   @HttpCode(HttpStatus.CREATED)
   @ApiOperation({
     summary: 'Create an API token (login sessions only; the token is shown once)',
+  })
+  // The first example is what Swagger UI prefills: a token without a scope, as a shard reporter
+  // or any internal route needs (the demo's next step), not one limited to a guild.
+  @ApiBody({
+    type: CreateSessionDto,
+    examples: {
+      unscoped: {
+        summary: 'A token for a script, without a scope (the bot, a shard reporter)',
+        value: { name: 'shard reporter', type: 'api', expiry: 2_592_000 },
+      },
+      scoped: {
+        summary: 'A token limited to one guild and some permission strings',
+        value: {
+          name: 'moderation-sync script',
+          type: 'api',
+          expiry: 2_592_000,
+          scope: { guilds: ['1100000000000000100'], permissions: ['guildroles.view'] },
+        },
+      },
+    },
   })
   @ApiErrorResponses(ErrorCode.BadRequest)
   async create(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from 'src/common/cli/cli-arguments';
 import { CliServices } from 'src/common/cli/cli-services';
-import { ImportSettingsCommand } from 'src/settings/settings.commands';
+import { counted, ImportSettingsCommand } from 'src/settings/settings.commands';
 
 const GUILD = '1100000000000000100';
 const DOCUMENT = {
@@ -65,5 +65,17 @@ describe('settings:import with a bad file', () => {
     expect((error as CliError).message).toMatch(message);
     expect((error as CliError).message).not.toContain('\n    at ');
     expect(start).not.toHaveBeenCalled();
+  });
+});
+
+describe('counted', () => {
+  it.each([
+    [0, 'entry', 'entries', '0 entries'],
+    [1, 'entry', 'entries', '1 entry'],
+    [2, 'entry', 'entries', '2 entries'],
+    [1, 'setting', undefined, '1 setting'],
+    [6, 'setting', undefined, '6 settings'],
+  ])('%i %s', (count, one, many, expected) => {
+    expect(counted(count, one, many)).toBe(expected);
   });
 });

@@ -62,8 +62,9 @@ export class ExportSettingsCommand extends CommandRunner {
     }
     writeFileSync(options.out, text);
     const entries = Object.values(document.settings).reduce((n, rows) => n + rows.length, 0);
+    const settings = Object.keys(document.settings).length;
     console.log(
-      `Exported ${Object.keys(document.settings).length} settings (${entries} entries) of guild ${guildId} to ${options.out}`,
+      `Exported ${counted(settings, 'setting')} (${counted(entries, 'entry', 'entries')}) of guild ${guildId} to ${options.out}`,
     );
   }
 
@@ -224,4 +225,9 @@ export function describeReport(report: ImportReportDto): string[] {
       : 'Dry run: nothing was changed (run again with --apply).',
   );
   return lines;
+}
+
+/** `1 entry`, `2 entries`. */
+export function counted(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
 }

@@ -199,6 +199,61 @@ describe('the demo as the README walks it, as the default demo login', () => {
   });
 });
 
+describe('the demo on another port, with the prefilled bodies of /docs as they are', () => {
+  const t = useTestApp({ env: { PORT: '4100' } });
+  const redirect = 'http://localhost:4100/docs/oauth2-redirect.html';
+
+  interface Examples {
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          requestBody: {
+            content: Record<
+              string,
+              { examples: Record<string, { value: Record<string, unknown> }> }
+            >;
+          };
+        }
+      >
+    >;
+  }
+  /** The first example of an operation's body: what Swagger UI prefills. */
+  async function prefilled(path: string, method: string): Promise<Record<string, unknown>> {
+    const document = (await t().http().get('/openapi.json').expect(200)).body as Examples;
+    const examples = document.paths[path][method].requestBody.content['application/json'].examples;
+    return Object.values(examples)[0].value;
+  }
+
+  it('hands out codes for its own port, and the prefilled login body names it', async () => {
+    const issued = await t().http().get('/demo/oauth2-code').expect(200);
+    expect(issued.body.redirect_uri).toBe(redirect);
+    expect(issued.body.login_body).toEqual({ code: issued.body.code, redirect_uri: redirect });
+    const body = await prefilled('/oauth2', 'post');
+    expect(body.redirect_uri).toBe(redirect);
+    const login = await t()
+      .http()
+      .post('/oauth2')
+      .send({ ...body, code: issued.body.code })
+      .expect(200);
+    // The prefilled body of POST /sessions makes a token the next step (a shard report) takes.
+    const created = await t()
+      .http()
+      .post('/sessions')
+      .set('Authorization', `Bearer ${login.body.token as string}`)
+      .send(await prefilled('/sessions', 'post'))
+      .expect(201);
+    expect(created.body.scope ?? null).toBeNull();
+    await t()
+      .http()
+      .put('/internal/shards/0')
+      .set('Authorization', created.body.token as string)
+      .send(SHARD_REPORT)
+      .expect(200);
+  });
+});
+
 describe('cached platform lookups', () => {
   const t = useTestApp({ env: { PLATFORM_CACHE_TTL: '1' } });
 

@@ -221,15 +221,23 @@ describe('the shard reporter example', () => {
 
   it('reports its shards with a root API token', async () => {
     const token = (await createApiToken(t(), (await loginAs(t(), ROOT)).token)).token;
-    const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [join(__dirname, '..', '..', 'examples', 'shard-reporter.mjs'), '--once', '--demo'],
-        { env: { PATH: process.env.PATH, BMS_URL: url(t()), BMS_TOKEN: token } },
-        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
-      );
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        execFile(
+          process.execPath,
+          [join(__dirname, '..', '..', 'examples', 'shard-reporter.mjs'), '--once', '--demo'],
+          { env: { PATH: process.env.PATH, BMS_URL: url(t()), BMS_TOKEN: token } },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+        );
+      },
+    );
+    // It says what it did, in one line.
+    expect(run).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^\S+ reported 2 of 2 shards to http:\/\/127\.0\.0\.1:\d+\n$/),
+      stderr: '',
     });
-    expect(run).toEqual({ code: 0, stderr: '' });
     const stats = await t().http().get('/bot-stats').expect(200);
     expect(Object.keys(stats.body.shard_conns)).toEqual(['0', '1']);
     expect(stats.body.total_guilds).toBe(2440);

@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 // A client package (clients/*) as its users get it: `npm pack` builds it, a scratch project
@@ -37,13 +37,18 @@ export interface Run {
 
 /**
  * Packs the package in `folder` (its `prepare` script builds dist/), installs the tarball into
- * `project` with `@types/node`, offline, writes `files` there (scripts and a tsconfig.json) and
+ * `project` with `@types/node`, offline (and links `links`), writes `files` there (scripts and a tsconfig.json) and
  * compiles them with tsc: the compiler's answer is returned.
  */
 export async function installAndCompile(
   project: string,
   folder: string,
   files: Record<string, string>,
+  /**
+   * Packages the project takes from the repository's own node_modules, linked (a bot's
+   * `discord.js`: installing it offline would need registry metadata the cache does not hold).
+   */
+  links: string[] = [],
 ): Promise<Run> {
   const packed = join(project, 'packed');
   await mkdir(packed);
@@ -55,6 +60,9 @@ export async function installAndCompile(
   // repository's own dependencies filled, so the test needs no network.
   const install = await exec('npm', ['ci', '--offline', '--no-audit', '--no-fund'], project);
   if (install.code !== 0) throw new Error(`npm ci failed:\n${install.stdout}\n${install.stderr}`);
+  for (const name of links) {
+    await symlink(join(ROOT, 'node_modules', name), join(project, 'node_modules', name), 'dir');
+  }
   for (const [name, text] of Object.entries(files)) await writeFile(join(project, name), text);
   return exec(process.execPath, [TSC, '-p', 'tsconfig.json'], project);
 }
