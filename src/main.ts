@@ -3,7 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { createApp } from 'src/app.setup';
 import { createRootLogger, flushLogs } from 'src/common/logging/app-logger';
-import { listenFailure, StartupFailure } from 'src/common/startup/startup-failure';
+import { assertCanListen, listenFailure, StartupFailure } from 'src/common/startup/startup-failure';
 import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-config';
 
 /** The service's log, once the configuration has said at which level. */
@@ -12,6 +12,8 @@ let logger: Logger | undefined;
 async function bootstrap(): Promise<void> {
   const config = loadConfig(readProcessEnvironment());
   logger = createRootLogger(config.logLevel);
+  // A port in use is said in one line before the database boots, not after it.
+  await assertCanListen(config.http);
   const app = await createApp(config, logger);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void shutdown(app, logger as Logger));

@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -95,10 +96,20 @@ describe('the service process', () => {
       try {
         const dataDir = mkdtempSync(join(SCRATCH, 'port-'));
         const run = await runToExit({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
-        expectOneFatalLine(
-          run,
-          new RegExp(`^Port ${port} is already in use on 127\\.0\\.0\\.1: .*set PORT`),
-        );
+        // Said before anything boots: the one fatal line is the only line.
+        expect(run.code).toBe(1);
+        expect(run.stderr).toBe('');
+        expect(linesOf(run)).toEqual([
+          expect.objectContaining({
+            level: 'fatal',
+            msg: expect.stringMatching(
+              new RegExp(`^Port ${port} is already in use on 127\\.0\\.0\\.1: .*set PORT`),
+            ),
+          }),
+        ]);
+        // The database never started: the data directory holds only the key the configuration
+        // made when it was read.
+        expect(readdirSync(dataDir)).toEqual(['token-encryption.key']);
       } finally {
         holder.close();
       }
@@ -121,7 +132,13 @@ describe('the service process', () => {
       expect(run.stdout).not.toContain('secret-password');
     });
 
-    it('when the data directory cannot be written', async () => {
+    // As root the test runs the service as an unprivileged user, who must be able to reach this
+    // checkout's Node.js (a clone in a private folder, mode 0700, is out of its reach).
+    const unprivileged = process.getuid?.() === 0 ? unprivilegedRun() : { ok: true, why: '' };
+    if (!unprivileged.ok) {
+      console.warn(`Skipping "when the data directory cannot be written": ${unprivileged.why}`);
+    }
+    (unprivileged.ok ? it : it.skip)('when the data directory cannot be written', async () => {
       // Root may write anywhere: the service then runs as an unprivileged user.
       const parent = mkdtempSync(join(SCRATCH, 'readonly-'));
       chmodSync(parent, 0o555);
@@ -185,6 +202,68 @@ describe('the service process', () => {
     }
   });
 });
+
+/**
+ * `npm start` as a user runs it, stopped with SIGTERM to the pid it gives, or to the service's own
+ * (the `pid` of its log lines): either way the service stops cleanly, and its port and data
+ * directory are free at once (docs/operations.md, "Stopping").
+ */
+describe('npm start, stopped by either pid', () => {
+  it.each([
+    ['SIGTERM to the pid npm start gives', 'npm', 'SIGTERM'],
+    ["SIGTERM to the service's own pid", 'service', 'SIGTERM'],
+    ['SIGINT to the pid npm start gives', 'npm', 'SIGINT'],
+    ['SIGKILL to npm (the service sees it has lost its parent)', 'npm', 'SIGKILL'],
+  ] as const)('stops cleanly on %s', async (_name, target, signal) => {
+    const dataDir = mkdtempSync(join(SCRATCH, 'npm-start-'));
+    const started = startService(
+      { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir },
+      { command: 'npm', args: ['start'] },
+    );
+    try {
+      const port = await started.port;
+      await waitForHealthy(port);
+      const servicePid = Number(/"pid":(\d+)/.exec(started.output())?.[1]);
+      expect(servicePid).toBeGreaterThan(0);
+      process.kill(target === 'npm' ? (started.child.pid as number) : servicePid, signal);
+      await started.exited;
+      // The service's own exit, however npm went.
+      await eventually(
+        () => Promise.resolve(isRunning(servicePid)),
+        (running) => !running,
+        30_000,
+      );
+      // The service is gone, not left behind by npm: its pid, its port and its data directory.
+      expect(isRunning(servicePid)).toBe(false);
+      // Its last lines went to npm's output, unless npm was gone before them.
+      if (signal !== 'SIGKILL') expect(started.output()).toContain('Embedded database closed');
+      const again = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+      try {
+        expect(await again.port).toBe(port);
+        await waitForHealthy(port);
+      } finally {
+        again.child.kill('SIGTERM');
+        await again.exited;
+      }
+    } finally {
+      started.child.kill('SIGKILL');
+    }
+  });
+});
+
+/**
+ * Whether a process of that pid runs: it exists (signal 0 checks without sending anything) and,
+ * where /proc says, has not exited waiting to be reaped (a zombie holds no port or file).
+ */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : '';
+  return !/^\d+ \(.*\) Z /.test(stat);
+}
 
 describe('the service process under load', () => {
   it('loses no accepted write when SIGTERM arrives mid-load, and answers no write with a 5xx', async () => {
@@ -647,13 +726,17 @@ function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
  * Starts the built service. `port` is the one it bound, read from its start line: with PORT=0 the
  * system picks a free port as it binds, so no other process can take it in between.
  */
-function startService(env: Record<string, string>): {
+function startService(
+  env: Record<string, string>,
+  /** What to run: the built service by default, or a user's command (`npm start`). */
+  run: { command: string; args: string[] } = { command: process.execPath, args: [MAIN] },
+): {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   port: Promise<number>;
   output(): string;
 } {
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: serviceEnv(env) });
+  const child = spawn(run.command, run.args, { cwd: ROOT, env: serviceEnv(env) });
   let output = '';
   let bound: (port: number) => void = () => undefined;
   let failed: (error: Error) => void = () => undefined;
@@ -685,8 +768,25 @@ async function runToExit(
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((done) => child.on('close', done));
+  // A process that cannot start (EACCES) never closes: its error is the answer, not a hang.
+  const code = await new Promise<number | null>((done) => {
+    child.on('close', done);
+    child.on('error', (error) => {
+      stderr += error.message;
+      done(127);
+    });
+  });
   return { code, stdout, stderr };
+}
+
+/** Whether the unprivileged user (nobody) can run this checkout's Node.js, and why not. */
+function unprivilegedRun(): { ok: boolean; why: string } {
+  const run = spawnSync(process.execPath, ['--version'], { cwd: tmpdir(), uid: 65534, gid: 65534 });
+  if (!run.error && run.status === 0) return { ok: true, why: '' };
+  return {
+    ok: false,
+    why: `the unprivileged user cannot run ${process.execPath} (${run.error?.message ?? `exit ${run.status}`}): the checkout is in a folder it cannot enter`,
+  };
 }
 
 async function waitForHealthy(port: number): Promise<void> {

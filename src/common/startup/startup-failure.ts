@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 /**
  * Start-up failures in words for whoever runs the service: what is wrong and what to do. main.ts
  * writes one as the boot's single `fatal` log line (docs/operations.md, "When the service does not
@@ -133,4 +134,24 @@ function describeUrl(url: string): {
   } catch {
     return { server: 'the configured server', host: '?', database: '?', user: '?' };
   }
+}
+
+/**
+ * Fails at once, as `listenFailure` says, when the service could not listen on `target`: tried
+ * before anything boots (the database takes seconds, and a port in use would only show after it).
+ * It binds and lets go at once; the service binds again once booted (a port taken in between
+ * fails then, with the same line). PORT=0 (any free port) needs no check.
+ */
+export async function assertCanListen(target: ListenTarget): Promise<void> {
+  if (target.port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port: target.port, host: target.host, exclusive: true }, resolve);
+    });
+  } catch (error) {
+    throw listenFailure(error, target);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
