@@ -149,12 +149,12 @@ describe('BucketQueues', () => {
     await complete(heavy1, 100);
   });
 
-  it('refuses a call whose turn does not come within maxHoldMs', async () => {
-    const q = queues({ maxHoldMs: 30, maxWaitMs: 60_000 });
+  it('refuses a call whose turn does not come within maxWaitMs', async () => {
+    const q = queues({ maxWaitMs: 100 });
     const running = call(q, 'user:a');
     const waiting = call(q, 'user:b');
     const error = (await waiting.done.catch((e: unknown) => e)) as BucketBusyError;
-    expect(error.message).toMatch(/no turn came within 30 ms/);
+    expect(error.message).toMatch(/no turn came within 100 ms/);
     expect(q.stats().waiting).toBe(0);
     await complete(running);
   });
@@ -204,6 +204,62 @@ describe('BucketQueues', () => {
     advance(3 * 60_000);
     await complete(call(q, 'user:a', 'bot:GET /guilds/:guild_id:new'), 10);
     expect(q.stats()).toEqual({ buckets: 1, waiting: 0, refused: 0 });
+  });
+
+  it('ranks a caller by what it asked of the bucket, so a flood that was never served still goes last', async () => {
+    const q = queues({ maxWaitMs: 60_000 });
+    const running = call(q, 'user:other');
+    // A flood: nothing of it has been served yet.
+    const flood = [1, 2, 3, 4].map(() => call(q, 'user:flood'));
+    await flush();
+    const newcomer = call(q, 'user:newcomer');
+    await complete(running, 100);
+    expect(newcomer.started).toBe(true);
+    expect(flood.some((held) => held.started)).toBe(false);
+    await complete(newcomer, 100);
+    for (const held of flood) await complete(held, 100);
+  });
+
+  it('waits out a bucket the platform said is spent itself, and gives the turn at the reset to the caller who asked least', async () => {
+    const q = queues({ maxWaitMs: 60_000 });
+    const key = 'bot:GET /users/@me/guilds:';
+    // The platform answers the first call: nothing left until the reset, 60 ms away.
+    await q.run(
+      {
+        key,
+        label: 'GET /users/@me/guilds',
+        identity: BOT,
+        caller: 'user:flood',
+        observed: { remaining: 0, resetAfterMs: 60 },
+      },
+      () => Promise.resolve(),
+    );
+    const flood = [1, 2].map(() => call(q, 'user:flood', key));
+    await flush();
+    const newcomer = call(q, 'user:newcomer', key);
+    await flush();
+    // Nothing leaves before the reset: the transport would only wait for it.
+    expect([...flood, newcomer].some((held) => held.started)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(newcomer.started).toBe(true);
+    expect(flood.some((held) => held.started)).toBe(false);
+    await complete(newcomer, 10);
+    for (const held of flood) await complete(held, 10);
+  });
+
+  it('lets a bucket it has never timed hold only a few waiters', async () => {
+    const q = queues({ maxWaitMs: 2_000 });
+    const calls = Array.from({ length: 8 }, (_, i) => call(q, `user:${i}`));
+    const settled = await Promise.all(
+      calls.map((held) =>
+        Promise.race([held.done.then(() => 'done'), flush().then(() => 'pending')]).catch(
+          () => 'refused',
+        ),
+      ),
+    );
+    // One running and four waiting (2 s at a guessed 400 ms each); the others refused at once.
+    expect(settled.filter((state) => state === 'refused')).toHaveLength(3);
+    for (const held of calls.slice(0, 5)) await complete(held, 10);
   });
 
   describe("the identity's global limit, across all of its buckets", () => {

@@ -6,15 +6,14 @@ import { ErrorCode } from 'src/common/errors/error-code';
 export interface BucketQueueLimits {
   /**
    * A call whose wait for its turn, estimated from how long the bucket's recent calls took, would
-   * be longer is refused at once (PLATFORM_QUEUE_MAX_WAIT_MS).
+   * be longer is refused at once, and one still waiting after this long is refused then
+   * (PLATFORM_QUEUE_MAX_WAIT_MS).
    */
   maxWaitMs: number;
   /** Calls waiting in one bucket at most; past it, the caller who used the bucket most loses its place. */
   maxWaiting: number;
   /** Calls one caller may have waiting or under way in one bucket. */
   perCaller: number;
-  /** A call never waits longer than this for its turn: then it is refused. */
-  maxHoldMs: number;
 }
 
 /** The bounds but the wait (PLATFORM_QUEUE_MAX_WAIT_MS, validated by the configuration). */
@@ -22,13 +21,18 @@ export const DEFAULT_BUCKET_QUEUE_LIMITS: Omit<BucketQueueLimits, 'maxWaitMs'> =
   maxWaiting: 20,
   // Two settings writes of one user at once, each looking up 5 members of a guild side by side.
   perCaller: 10,
-  maxHoldMs: 10_000,
 };
+
+/** The service's own calls wait for their turn this many times maxWaitMs at most. */
+const SERVICE_HOLD_FACTOR = 5;
+
+/** Calls a bucket lets wait before it has timed one: its estimate starts at maxWaitMs / this. */
+const FIRST_WAITERS = 5;
 
 /** Calls served per caller are counted over two windows of this length (the current and the last). */
 const USAGE_WINDOW_MS = 60_000;
 /** Weight of the newest call in a bucket's estimate of how long a call takes. */
-const SERVICE_EWMA = 0.3;
+const SERVICE_EWMA = 0.5;
 
 /**
  * 429 `RateLimited`: a shared platform bucket's queue refused the call, with the bucket named and
@@ -78,8 +82,29 @@ interface Bucket {
   usage: Map<string, number>;
   previousUsage: Map<string, number>;
   windowStart: number;
-  /** How long a call of this bucket takes, recent calls weighted most (ms). */
+  /**
+   * How long the bucket takes per call, recent calls weighted most (ms): a call's duration, or
+   * while calls queue, the time between one call's start and the next's (the platform's rate).
+   * 0 until a call has ended.
+   */
   serviceMs: number;
+  /** When the last call was handed to the transport. */
+  lastStartAt: number;
+  /** Calls the platform said the bucket has left (`X-RateLimit-Remaining`), null when unknown. */
+  remaining: number | null;
+  /** When the platform said the bucket resets (`X-RateLimit-Reset-After`), on this queue's clock. */
+  resetAt: number;
+  /** The wake-up at `resetAt` that hands the bucket to the next waiter. */
+  resetTimer: NodeJS.Timeout | null;
+}
+
+/**
+ * What the platform said of the bucket in a call's answer, filled by the call (PlatformHttp reads
+ * it from the rate-limit headers) and read by the queue when the call ends.
+ */
+export interface BucketObservation {
+  remaining?: number;
+  resetAfterMs?: number;
 }
 
 /** Whom the platform limits as one (a token, or the address of the token endpoint's callers). */
@@ -99,6 +124,8 @@ export interface QueuedCall {
   label: string;
   identity: IdentityId;
   caller: string;
+  /** Filled by the task with what the platform said of the bucket. */
+  observed?: BucketObservation;
 }
 
 export interface BucketQueueStats {
@@ -115,7 +142,7 @@ export interface BucketQueueStats {
  * oldest), so one caller's burst cannot keep others waiting behind it. A call is refused at once,
  * 429 with `Retry-After`, when its caller already holds `perCaller` calls of the bucket, when its
  * estimated wait is longer than `maxWaitMs`, or when it loses its place to a caller who used the
- * bucket less; none waits more than `maxHoldMs`. docs/request-costs.md, "Shared platform buckets".
+ * bucket less; none waits more than `maxWaitMs`. docs/request-costs.md, "Shared platform buckets".
  */
 export class BucketQueues {
   private readonly buckets = new Map<string, Bucket>();
@@ -141,15 +168,18 @@ export class BucketQueues {
   async run<T>(call: QueuedCall, task: () => Promise<T>): Promise<T> {
     const { key, label, caller } = call;
     const bucket = this.bucket(key, label);
+    // Usage is what a caller asks of the bucket, served or not: a flood ranks its sender last.
+    this.countUse(bucket, caller);
     const held = bucket.held.get(caller) ?? 0;
-    // The service's own work (timers, the CLI) is bounded where it is written, not per caller.
+    // The service's own work (timers, the CLI, the bot's reports) is bounded where it is written:
+    // it waits its turn, but is not refused for a long queue (the identity's bound still holds).
     const bounded = caller !== SERVICE_CALLER;
     if (held >= this.limits.perCaller && bounded) {
       throw this.refuse(bucket, `you already have ${held} calls waiting for it`);
     }
     const identity = this.enterIdentity(call, bounded);
     try {
-      this.admit(bucket, caller);
+      if (bounded) this.admit(bucket, caller);
     } catch (error) {
       this.leaveIdentity(call.identity, caller);
       throw error;
@@ -178,10 +208,7 @@ export class BucketQueues {
       return await task();
     } finally {
       place?.leave();
-      const took = this.now() - started;
-      bucket.serviceMs =
-        bucket.serviceMs === 0 ? took : bucket.serviceMs * (1 - SERVICE_EWMA) + took * SERVICE_EWMA;
-      this.countUse(bucket, caller);
+      this.observe(bucket, this.now() - started, call.observed);
       bucket.busy = false;
       this.release(key, bucket, caller);
       this.leaveIdentity(identity, caller);
@@ -237,26 +264,33 @@ export class BucketQueues {
 
   /** Refuses the call if its wait would be too long (after taking a place from a heavier caller). */
   private admit(bucket: Bucket, caller: string): void {
-    if (!bucket.busy) return;
+    const untilReset = this.exhausted(bucket) ? bucket.resetAt - this.now() : 0;
+    if (!bucket.busy && bucket.waiting.length === 0 && untilReset === 0) return;
     const usage = this.usageOf(bucket, caller);
-    // Waiters that would go first: those of callers who used the bucket no more than this one.
+    // Waiters that would go first: those of callers who used the bucket no more than this one
+    // (the oldest goes first among equals).
     const ahead = bucket.waiting.filter((waiter) => this.usageOf(bucket, waiter.caller) <= usage);
-    const estimateMs = (ahead.length + 1) * bucket.serviceMs;
-    if (ahead.length >= this.limits.maxWaiting || estimateMs > this.limits.maxWaitMs) {
+    const perCall = bucket.serviceMs || this.limits.maxWaitMs / FIRST_WAITERS;
+    const estimateMs = untilReset + (ahead.length + (bucket.busy ? 1 : 0)) * perCall;
+    if (ahead.length >= this.limits.maxWaiting || estimateMs >= this.limits.maxWaitMs) {
       throw this.refuse(bucket, `${ahead.length} calls are waiting for it`, estimateMs);
     }
     if (bucket.waiting.length < this.limits.maxWaiting) return;
-    // Full: the last waiter of the caller who used the bucket most gives up its place.
+    // Full: the last waiter of the caller who used the bucket most gives up its place, if that
+    // caller used it more than this one.
     const heaviest = bucket.waiting.reduce((worst, waiter) =>
       this.usageOf(bucket, waiter.caller) >= this.usageOf(bucket, worst.caller) ? waiter : worst,
     );
+    if (this.usageOf(bucket, heaviest.caller) <= usage) {
+      throw this.refuse(bucket, `${bucket.waiting.length} calls are waiting for it`, estimateMs);
+    }
     bucket.waiting.splice(bucket.waiting.indexOf(heaviest), 1);
     heaviest.refuse(this.refuse(bucket, 'callers who used it less came first', estimateMs));
   }
 
   private turn(bucket: Bucket, caller: string): Promise<void> {
-    if (!bucket.busy && bucket.waiting.length === 0) {
-      bucket.busy = true;
+    if (!bucket.busy && bucket.waiting.length === 0 && !this.exhausted(bucket)) {
+      this.start(bucket);
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
@@ -268,12 +302,14 @@ export class BucketQueues {
         refuse: reject,
       };
       bucket.waiting.push(waiter);
+      // The service's own work was not refused for the queue's length: it may wait longer.
+      const holdMs = this.limits.maxWaitMs * (caller === SERVICE_CALLER ? SERVICE_HOLD_FACTOR : 1);
       const timer = setTimeout(() => {
         const index = bucket.waiting.indexOf(waiter);
         if (index < 0) return;
         bucket.waiting.splice(index, 1);
-        reject(this.refuse(bucket, `no turn came within ${this.limits.maxHoldMs} ms`));
-      }, this.limits.maxHoldMs);
+        reject(this.refuse(bucket, `no turn came within ${holdMs} ms`));
+      }, holdMs);
       timer.unref();
       waiter.start = () => {
         clearTimeout(timer);
@@ -283,12 +319,29 @@ export class BucketQueues {
         clearTimeout(timer);
         reject(error);
       };
+      // An exhausted bucket with no call under way: the reset hands it on.
+      this.next(bucket);
     });
   }
 
   /** Hands the bucket to the waiter whose caller used it least (then the oldest). */
   private next(bucket: Bucket): void {
     if (bucket.busy || bucket.waiting.length === 0) return;
+    if (this.exhausted(bucket)) {
+      // The platform said the bucket is spent: the waiters wait here, not in the transport, so
+      // the turn at the reset goes to whoever waits then with the least usage (a user who
+      // arrived during the wait goes before a flood that arrived earlier).
+      bucket.resetTimer ??= setTimeout(
+        () => {
+          bucket.resetTimer = null;
+          bucket.remaining = null;
+          this.next(bucket);
+        },
+        Math.max(0, bucket.resetAt - this.now()),
+      );
+      bucket.resetTimer.unref();
+      return;
+    }
     let best = bucket.waiting[0];
     for (const waiter of bucket.waiting) {
       const order =
@@ -297,8 +350,33 @@ export class BucketQueues {
       if (order < 0) best = waiter;
     }
     bucket.waiting.splice(bucket.waiting.indexOf(best), 1);
-    bucket.busy = true;
+    // Calls queue: the time since the last start is what the bucket takes per call.
+    this.sample(bucket, this.now() - bucket.lastStartAt);
+    this.start(bucket);
     best.start();
+  }
+
+  private start(bucket: Bucket): void {
+    bucket.busy = true;
+    bucket.lastStartAt = this.now();
+  }
+
+  /** Whether the platform said the bucket is spent until a reset still ahead. */
+  private exhausted(bucket: Bucket): boolean {
+    return bucket.remaining === 0 && this.now() < bucket.resetAt;
+  }
+
+  /** A call has ended: its duration, and what the platform said of the bucket. */
+  private observe(bucket: Bucket, tookMs: number, observed: BucketObservation | undefined): void {
+    if (bucket.waiting.length === 0) this.sample(bucket, tookMs);
+    if (observed?.remaining === undefined) return;
+    bucket.remaining = observed.remaining;
+    bucket.resetAt = this.now() + (observed.resetAfterMs ?? 0);
+  }
+
+  private sample(bucket: Bucket, ms: number): void {
+    bucket.serviceMs =
+      bucket.serviceMs === 0 ? ms : bucket.serviceMs * (1 - SERVICE_EWMA) + ms * SERVICE_EWMA;
   }
 
   private bucket(key: string, label: string): Bucket {
@@ -314,6 +392,10 @@ export class BucketQueues {
         previousUsage: new Map(),
         windowStart: this.now(),
         serviceMs: 0,
+        lastStartAt: this.now(),
+        remaining: null,
+        resetAt: 0,
+        resetTimer: null,
       };
       this.buckets.set(key, bucket);
     }
@@ -373,7 +455,12 @@ export class BucketQueues {
   }
 
   private idle(bucket: Bucket): boolean {
-    return !bucket.busy && bucket.waiting.length === 0 && bucket.held.size === 0;
+    return (
+      !bucket.busy &&
+      bucket.waiting.length === 0 &&
+      bucket.held.size === 0 &&
+      bucket.resetTimer === null
+    );
   }
 
   private refuse(bucket: Bucket, reason: string, estimateMs = bucket.serviceMs): BucketBusyError {

@@ -14,7 +14,12 @@ import {
 import { Logger } from '@nestjs/common';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
 import { currentCaller } from 'src/common/http/request-context';
-import { BucketBusyError, BucketQueues, type IdentityId } from 'src/platform/bucket-queue';
+import {
+  BucketBusyError,
+  BucketQueues,
+  type BucketObservation,
+  type IdentityId,
+} from 'src/platform/bucket-queue';
 import { countsAsInvalid, type InvalidAnswerBudget } from 'src/platform/invalid-request-budget';
 import { PlatformUnavailableError } from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
@@ -135,6 +140,8 @@ interface CallState {
   rateLimit: { retries: number; maxWaitMs: number };
   /** How the last attempt failed, for the metrics of a call that ends in an error. */
   failure?: PlatformOutcome;
+  /** What the platform's answers said of the call's bucket, for its queue. */
+  observed: BucketObservation;
 }
 
 /**
@@ -181,6 +188,7 @@ export class PlatformHttp {
       label: `${call.method} ${call.route}`,
       rateLimits: 0,
       announced: 0,
+      observed: {},
       rateLimit: call.rateLimit ?? {
         retries: this.options.rateLimitRetries,
         maxWaitMs: this.options.maxRateLimitWaitMs,
@@ -189,7 +197,7 @@ export class PlatformHttp {
     const started = performance.now();
     let outcome: PlatformOutcome = 'network_error';
     try {
-      const answer = await this.queued(call, () =>
+      const answer = await this.queued(call, state.observed, () =>
         this.calls.run(state, () => this.sendWithRetries(call, state)),
       );
       outcome = outcomeOf(answer.status);
@@ -211,13 +219,17 @@ export class PlatformHttp {
    * its bucket in a fair, bounded queue, charged to the request's caller; a user's own token is
    * limited per user and goes straight to the transport.
    */
-  private queued(call: PlatformCall, send: () => Promise<PlatformAnswer>): Promise<PlatformAnswer> {
+  private queued(
+    call: PlatformCall,
+    observed: BucketObservation,
+    send: () => Promise<PlatformAnswer>,
+  ): Promise<PlatformAnswer> {
     if (call.auth.kind === 'bearer') return send();
     const label = `${call.method} ${call.route}`;
     const major = /^\/(?:guilds|channels|webhooks)\/([^/]+)/.exec(call.path)?.[1] ?? '';
     const key = `${call.auth.kind}${call.ownMember ? ':own' : ''}:${label}:${major}`;
     const identity = call.auth.kind === 'bot' ? BOT_IDENTITY : CLIENT_IDENTITY;
-    return this.queues.run({ key, label, identity, caller: currentCaller() }, send);
+    return this.queues.run({ key, label, identity, caller: currentCaller(), observed }, send);
   }
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
@@ -363,6 +375,7 @@ export class PlatformHttp {
     if (!proxy429 && countsAsInvalid(response.status, response.headers.get('X-RateLimit-Scope'))) {
       this.invalidAnswers.record();
     }
+    if (state) observeBucket(state.observed, response.headers);
     const answer = bufferedResponse(response, bytes);
     if (response.status !== 429) return answer;
     if (state) state.rateLimits += 1;
@@ -440,6 +453,18 @@ export class PlatformHttp {
     // Equal jitter: at least half the delay, so retries from many requests spread out.
     return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
   }
+}
+
+/**
+ * What an answer says of its bucket (`X-RateLimit-Remaining`, `X-RateLimit-Reset-After` in
+ * seconds), for the bucket's queue to wait out a spent bucket itself (src/platform/bucket-queue.ts).
+ */
+function observeBucket(observed: BucketObservation, headers: AnswerHeaders): void {
+  const remaining = Number(headers.get('X-RateLimit-Remaining') ?? Number.NaN);
+  const resetAfter = Number(headers.get('X-RateLimit-Reset-After') ?? Number.NaN);
+  if (!Number.isFinite(remaining) || !Number.isFinite(resetAfter)) return;
+  observed.remaining = remaining;
+  observed.resetAfterMs = Math.max(0, resetAfter * 1000);
 }
 
 /** What an answer's status says of the call, for the metrics. */
