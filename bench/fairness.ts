@@ -9,7 +9,7 @@ import { format, resolveConfig } from 'prettier';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator, type EmulatedRequest } from 'src/platform/emulator/platform-emulator';
-import { integer } from './options';
+import { integer, readArguments } from './options';
 import {
   ROOT,
   startServiceProcess,
@@ -230,16 +230,6 @@ async function main(): Promise<void> {
 // --- Options -------------------------------------------------------------------------------------
 
 function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
-  const values = new Map<string, string>();
-  for (const arg of args) {
-    if (arg === '--help') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
-    values.set(match[1], match[2] ?? 'true');
-  }
   const known = [
     'finding',
     'latency-ms',
@@ -256,9 +246,7 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     'attack-concurrency',
     'write',
   ];
-  for (const name of values.keys()) {
-    if (!known.includes(name)) throw new Error(`unknown option --${name}\n\n${USAGE}`);
-  }
+  const values = readArguments(args, known, USAGE);
   const value = (name: string, fallback: string): string =>
     values.get(name) ?? env[`FAIRNESS_${name.toUpperCase().replaceAll('-', '_')}`] ?? fallback;
   const number = (name: string, fallback: number, min: number): number =>

@@ -33,7 +33,7 @@ import {
   type EmulatedRequest,
 } from 'src/platform/emulator/platform-emulator';
 import { BENCH_ADMIN_URL, freshPostgresDatabase } from './database';
-import { integer } from './options';
+import { integer, readArguments } from './options';
 import {
   ROOT,
   startServiceProcess,
@@ -303,16 +303,6 @@ function label(spec: Pick<RunSpec, 'guildState' | 'proxy'>): string {
 // --- Options -------------------------------------------------------------------------------------
 
 function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
-  const values = new Map<string, string>();
-  for (const arg of args) {
-    if (arg === '--help') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new Error(`unknown argument "${arg}"\n\n${USAGE}`);
-    values.set(match[1], match[2] ?? 'true');
-  }
   const known = [
     'instances',
     'guilds',
@@ -326,9 +316,7 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     'changes-per-s',
     'write',
   ];
-  for (const name of values.keys()) {
-    if (!known.includes(name)) throw new Error(`unknown option --${name}\n\n${USAGE}`);
-  }
+  const values = readArguments(args, known, USAGE);
   const value = (name: string, variable: string, fallback: string): string =>
     values.get(name) ?? env[variable] ?? fallback;
   const modes = (name: string, variable: string, fallback: string): Mode[] => {

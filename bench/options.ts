@@ -5,6 +5,29 @@ import { join } from 'node:path';
 /** Where a benchmarked service keeps its embedded database. */
 export type DatabaseOption = 'memory' | 'file';
 
+/**
+ * A benchmark's `--name=value` arguments (`--name` alone is `true`), checked against the options it
+ * knows; `--help` prints `usage` and exits. Anything else stops the benchmark with the usage.
+ */
+export function readArguments(
+  args: readonly string[],
+  known: readonly string[],
+  usage: string,
+): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const arg of args) {
+    if (arg === '--help') {
+      console.log(usage);
+      process.exit(0);
+    }
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new Error(`unknown argument "${arg}"\n\n${usage}`);
+    if (!known.includes(match[1])) throw new Error(`unknown option --${match[1]}\n\n${usage}`);
+    values.set(match[1], match[2] ?? 'true');
+  }
+  return values;
+}
+
 /** An option's whole number, of at least `min`; anything else stops the benchmark, naming it. */
 export function integer(name: string, value: string, min: number): number {
   const parsed = Number(value);
