@@ -441,4 +441,18 @@ describe('loadConfig', () => {
     const config = loadConfig({ TOKEN_ENCRYPTION_KEY: KEY }, cwd);
     expect(config.tokenEncryptionKey.equals(Buffer.from(KEY, 'base64'))).toBe(true);
   });
+
+  it.each([
+    ['3000', 'http://localhost:3000/docs/oauth2-redirect.html'],
+    ['4100', 'http://localhost:4100/docs/oauth2-redirect.html'],
+    // Any free port: known only once bound, so the default port's.
+    ['0', 'http://localhost:3000/docs/oauth2-redirect.html'],
+  ])(
+    'allows the docs page on PORT=%s as the redirect URI unless OAUTH2_ALLOWED_REDIRECTS is set',
+    (port, redirect) => {
+      expect(loadConfig({ PORT: port, DATABASE_URL: 'memory://' }).oauth2.allowedRedirects).toEqual(
+        [redirect],
+      );
+    },
+  );
 });

@@ -237,7 +237,8 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       emulatorRateLimits: env.EMULATOR_RATE_LIMITS ?? false,
     },
     oauth2: {
-      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [defaultRedirectUri(env.PORT ?? 3000)],
+      // PORT=0 (any free port, known only once bound) keeps the default port's.
+      allowedRedirects: env.OAUTH2_ALLOWED_REDIRECTS ?? [defaultRedirectUri(env.PORT || 3000)],
     },
     community: {
       mainServer: env.MAIN_SERVER ?? DEMO_DEFAULTS.mainServer,

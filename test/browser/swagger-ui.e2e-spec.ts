@@ -94,6 +94,72 @@ describeWithChromium('Swagger UI at /docs, in a real browser', () => {
     await block.locator('.live-responses-table').waitFor();
   }
 
+  /** Steps 1 to 3 of the demo in `page`: a code, the prefilled login with it, Authorize. */
+  async function logInOnPage(): Promise<string> {
+    await page.goto(`${baseUrl}/docs`);
+    await page.locator('.opblock').first().waitFor();
+    const codeOp = await operation('demo', 'DemoController_issueCode');
+    await execute(codeOp);
+    const issued = await answerOf(codeOp);
+    const loginOp = await operation('auth', 'OAuth2Controller_create');
+    const prefilled = JSON.parse(
+      await loginOp.locator('textarea.body-param__text').inputValue(),
+    ) as Record<string, unknown>;
+    await execute(loginOp, { ...prefilled, code: issued.code });
+    expect(await statusOf(loginOp)).toContain('200');
+    const token = (await answerOf(loginOp)).token as string;
+    await authorize('UserAuth', token);
+    return token;
+  }
+
+  async function authorize(scheme: 'UserAuth' | 'PublicAuth', token: string): Promise<void> {
+    await page.locator('.btn.authorize').first().click();
+    const form = page.locator('.modal-ux .auth-container').filter({ hasText: scheme });
+    await form.locator('input').fill(token);
+    await form.locator('button.authorize').click();
+    await page.locator('.modal-ux .btn-done').first().click();
+  }
+
+  it('executes every prefilled body of the demo as it is, in order: a settings View, an API token, a shard report', async () => {
+    // A page of its own, so that no authorization is left from another test.
+    const shared = page;
+    const context = await browser.newContext();
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    try {
+      await logInOnPage();
+      // The settings operation's prefilled body (a View), in the guild its path comes with.
+      const settings = await operation('settings', 'SettingsController_execute');
+      await execute(settings);
+      expect(await statusOf(settings)).toContain('200');
+      expect(await answerOf(settings)).toMatchObject({ type: 'Ok' });
+
+      // An API token from the prefilled body: one the internal routes take (no scope).
+      const create = await operation('sessions', 'SessionsController_create');
+      await execute(create);
+      expect(await statusOf(create)).toContain('201');
+      const apiToken = (await answerOf(create)).token as string;
+      expect(apiToken).toMatch(/^ara_/);
+
+      // With it as PublicAuth, the prefilled shard report (shard 0), then the stats show it.
+      await authorize('PublicAuth', apiToken);
+      const report = await operation('stats', 'StatsController_report');
+      await execute(report);
+      expect(await statusOf(report)).toContain('200');
+      const stats = await operation('stats', 'StatsController_botStats');
+      await execute(stats);
+      expect(await statusOf(stats)).toContain('200');
+      expect(await answerOf(stats)).toMatchObject({ shard_conns: { '0': expect.any(Object) } });
+      expect(violations).toEqual([]);
+    } finally {
+      await page.screenshot({ path: join(ARTIFACTS, 'swagger-ui-prefilled.png'), fullPage: true });
+      await context.close();
+      page = shared;
+    }
+  });
+
   // The README's demo steps, exactly, in the browser.
   it("runs the README's demo steps from the page, as the default demo login", async () => {
     // The root leads to the docs.
