@@ -1,7 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 
 // A client package (clients/*) as its users get it: `npm pack` builds it, a scratch project
@@ -52,7 +54,11 @@ export async function installAndCompile(
 ): Promise<Run> {
   const packed = join(project, 'packed');
   await mkdir(packed);
-  const pack = await exec('npm', ['pack', '--pack-destination', packed], folder);
+  // Packing builds the package's dist/ in place: two test files packing one package at once (in
+  // parallel workers) would pack each other's half-built dist/.
+  const pack = await whileHolding(`pack-${createHash('sha256').update(folder).digest('hex')}`, () =>
+    exec('npm', ['pack', '--pack-destination', packed], folder),
+  );
   if (pack.code !== 0) throw new Error(`npm pack failed:\n${pack.stdout}\n${pack.stderr}`);
   const [tarball] = await readdir(packed);
   await writeScratchProject(project, folder, `packed/${tarball}`, ['@types/node']);
@@ -66,6 +72,37 @@ export async function installAndCompile(
   for (const [name, text] of Object.entries(files)) await writeFile(join(project, name), text);
   return exec(process.execPath, [TSC, '-p', 'tsconfig.json'], project);
 }
+
+/**
+ * Runs `work` while holding a lock that every test process sees: a directory in the system's
+ * temporary folder, made atomically. A lock older than STALE_LOCK_MS (its holder was killed) is
+ * taken over; the wait is bounded by the test's own timeout.
+ */
+async function whileHolding<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), `bms-test-${name}.lock`);
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const since = await stat(lock).then(
+        (info) => Date.now() - info.mtimeMs,
+        () => 0,
+      );
+      if (since > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
+      else await sleep(200);
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+/** A held lock older than this was left by a test process that was killed. */
+const STALE_LOCK_MS = 5 * 60_000;
 
 /** What the scratch project holds of an installed package: its files and each build's. */
 export async function installedFiles(
