@@ -1,3 +1,4 @@
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { ChannelType, PermissionFlagsBits as P } from 'discord-api-types/v10';
 import { DEMO_IDS, DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed } from 'src/platform/emulator/emulator.seed';
@@ -78,8 +79,8 @@ const BENCH_SEED: EmulatorSeed = {
   guilds: [...DEMO_SEED.guilds, BENCH_GUILD],
 };
 
-/** A redirect the service allows by default. */
-const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+/** The redirect the benchmarked services allow (service-process.ts). */
+const REDIRECT = DEFAULT_REDIRECT_URI;
 
 /**
  * The platform the benchmarked services talk to: an emulator serving the bench seed, which the

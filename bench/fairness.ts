@@ -9,6 +9,7 @@ import { format, resolveConfig } from 'prettier';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { EmulatorSeed, SeedGuild } from 'src/platform/emulator/emulator.seed';
 import { PlatformEmulator, type EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { integer, readArguments } from './options';
 import {
   ROOT,
@@ -103,7 +104,8 @@ interface Options {
   write: boolean;
 }
 
-const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+/** The redirect URI the service allows by default, on its default port. */
+const REDIRECT = DEFAULT_REDIRECT_URI;
 /** The service's `oauth2` budget: logins a minute per address (RATE_LIMIT_OAUTH2's default). */
 const LOGINS_PER_ADDRESS = 10;
 /** Every request waits at most this long for its answer; then it counts as no answer (status 0). */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -129,7 +130,7 @@ interface RunSpec {
   memberScopePercent: number;
 }
 
-const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+const REDIRECT = DEFAULT_REDIRECT_URI;
 /** A fixed key: every instance of a run must decrypt the grants the others stored. */
 const TOKEN_ENCRYPTION_KEY = Buffer.alloc(32, 11).toString('base64');
 /** Guild ids per membership-feed part (the service takes up to 4,000). */

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,7 +81,7 @@ interface Options {
 const DEFAULT_PLATFORM_CACHE_TTL_S = 5;
 const DEFAULT_PLATFORM_TIMEOUT_MS = 5_000;
 /** A redirect the service is told to allow. */
-const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+const REDIRECT = DEFAULT_REDIRECT_URI;
 /**
  * A pause after each step: a platform call the service makes after it has answered (off the
  * request) then lands between two steps, where it is reported, instead of inside the next step.

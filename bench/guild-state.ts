@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,7 +85,7 @@ interface Options {
 }
 
 /** A redirect the service allows by default. */
-const REDIRECT = 'http://localhost:3000/docs/oauth2-redirect.html';
+const REDIRECT = DEFAULT_REDIRECT_URI;
 /** What the instances' facts and the storage are extrapolated to. */
 const EXTRAPOLATE_TO = 100_000;
 /** GUILD_STATE_CACHE_MB's default (src/config/app-config.ts). */

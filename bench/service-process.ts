@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { unusedPort } from 'test/support/ports';
 
@@ -52,6 +53,9 @@ export async function startServiceProcess(
         PORT: String(port),
         HOST: '127.0.0.1',
         RATE_LIMITS_ENABLED: 'false',
+        // The benchmarks log in with the default port's redirect URI; the service's own default
+        // follows PORT, a free port here.
+        OAUTH2_ALLOWED_REDIRECTS: DEFAULT_REDIRECT_URI,
         // The soak's shard reports come from the demo user's API token.
         ROOT_USERS: DEMO_IDS.demoUser,
         ...env,

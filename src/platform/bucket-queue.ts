@@ -67,7 +67,6 @@ export interface FleetPlace {
 interface Waiter {
   caller: string;
   seq: number;
-  enqueuedAt: number;
   start: () => void;
   refuse: (error: BucketBusyError) => void;
 }
@@ -294,14 +293,6 @@ export class BucketQueues {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        caller,
-        seq: this.seq++,
-        enqueuedAt: this.now(),
-        start: resolve,
-        refuse: reject,
-      };
-      bucket.waiting.push(waiter);
       // The service's own work was not refused for the queue's length: it may wait longer.
       const holdMs = this.limits.maxWaitMs * (caller === SERVICE_CALLER ? SERVICE_HOLD_FACTOR : 1);
       const timer = setTimeout(() => {
@@ -311,14 +302,19 @@ export class BucketQueues {
         reject(this.refuse(bucket, `no turn came within ${holdMs} ms`));
       }, holdMs);
       timer.unref();
-      waiter.start = () => {
-        clearTimeout(timer);
-        resolve();
+      const waiter: Waiter = {
+        caller,
+        seq: this.seq++,
+        start: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        refuse: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       };
-      waiter.refuse = (error) => {
-        clearTimeout(timer);
-        reject(error);
-      };
+      bucket.waiting.push(waiter);
       // An exhausted bucket with no call under way: the reset hands it on.
       this.next(bucket);
     });
