@@ -93,18 +93,20 @@ export class CliModule {
 }
 
 /**
- * Starts the service's modules. The embedded database's holder is looked up first: Nest would
- * report the refusal to open it with a stack, and the operator needs one line saying what to do.
+ * Starts the service's modules. Beside a service running on the embedded database, they use the
+ * database it shares. Any other holder (another CLI command, a service still starting) is named
+ * first, in one line: Nest would report the refusal to open it with a stack.
  */
 async function startServices(config: AppConfig): Promise<INestApplicationContext> {
   const { database } = config;
   if (database.engine === 'pglite' && database.directory !== null) {
     const holder = EmbeddedPostgres.holder(database.directory);
-    if (holder !== null) {
+    if (holder !== null && EmbeddedPostgres.shared(database.directory) === null) {
       throw new CliError(
-        `The embedded database in ${database.directory} is in use by process ${holder} (the running service, or another CLI command); stop it and run this command again, or run the service and the CLI on one PostgreSQL (DATABASE_URL)`,
+        `The embedded database in ${database.directory} is in use by process ${holder} (another CLI command, or a service that is still starting); run this command again once it is done, or run the service and the CLI on one PostgreSQL (DATABASE_URL)`,
       );
     }
+    config = { ...config, database: { ...database, besideService: true } };
   }
   return NestFactory.createApplicationContext(CliServicesModule.forRoot(config), {
     logger: CLI_LOG_LEVELS,

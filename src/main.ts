@@ -5,6 +5,7 @@ import { createApp } from 'src/app.setup';
 import { createRootLogger, flushLogs } from 'src/common/logging/app-logger';
 import { assertCanListen, listenFailure, StartupFailure } from 'src/common/startup/startup-failure';
 import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-config';
+import { DatabaseEngine } from 'src/database/database.module';
 
 /** The service's log, once the configuration has said at which level. */
 let logger: Logger | undefined;
@@ -22,6 +23,7 @@ async function bootstrap(): Promise<void> {
   await app.listen(port, host).catch((error: unknown) => {
     throw listenFailure(error, { host, port });
   });
+  app.get(DatabaseEngine).shareWithCli();
   // The bound address, not the configured one: PORT=0 asks for any free port.
   const bound = app.getHttpServer().address() as AddressInfo;
   logger.info(

@@ -41,8 +41,11 @@ export const DEFAULT_REDIRECT_URI = defaultRedirectUri(3000);
 export type DatabaseConfig =
   /** `poolSize`: connections this instance may hold (DATABASE_POOL_SIZE). */
   | { readonly engine: 'postgres'; readonly url: string; readonly poolSize: number }
-  /** `directory: null` keeps the embedded database in memory. */
-  | { readonly engine: 'pglite'; readonly directory: string | null };
+  /**
+   * `directory: null` keeps the embedded database in memory. `besideService`: connect to the
+   * database of a service that runs on `directory` and shares it, when there is one (the admin CLI).
+   */
+  | { readonly engine: 'pglite'; readonly directory: string | null; readonly besideService?: true };
 
 export interface HttpConfig {
   readonly port: number;

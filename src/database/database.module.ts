@@ -17,10 +17,18 @@ export class DatabaseEngine implements OnApplicationShutdown {
 
   constructor(private readonly config: AppConfig) {}
 
-  /** The URL TypeORM connects to: the configured PostgreSQL, or the embedded server once started. */
+  /**
+   * The URL TypeORM connects to: the configured PostgreSQL; beside a running service, the embedded
+   * database it shares; otherwise the embedded server, once started.
+   */
   async connectionUrl(): Promise<string> {
     const { database } = this.config;
     if (database.engine === 'postgres') return database.url;
+    const shared =
+      database.besideService && database.directory !== null
+        ? EmbeddedPostgres.shared(database.directory)
+        : null;
+    if (shared !== null) return shared;
     if (!this.embedded) {
       this.embedded = await EmbeddedPostgres.start(database.directory);
       this.logger.log(
@@ -29,6 +37,14 @@ export class DatabaseEngine implements OnApplicationShutdown {
       );
     }
     return this.embedded.url;
+  }
+
+  /**
+   * Lets admin CLI commands run beside this service use its embedded database (docs/operations.md,
+   * "Admin CLI"); called once the service is up.
+   */
+  shareWithCli(): void {
+    this.embedded?.share();
   }
 
   async onApplicationShutdown(): Promise<void> {

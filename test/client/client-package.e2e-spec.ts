@@ -80,6 +80,7 @@ export const misspelt = [
     params: { path: { guild_id: '${DEMO_IDS.community}' } },
     body: { setting: 'guildroles', operation: 'View', fields: { limt: 25 } },
   }),
+  api.GET('/sessions/@mee'),
 ];
 `,
   'tsconfig.json': scratchTsconfig(['demo.ts', 'misspelt.cts']),
@@ -119,7 +120,7 @@ describe('the TypeScript client, packed and installed', () => {
   it('compiles a TypeScript script, and names the misspelt field against its own setting', () => {
     // Only misspelt.cts fails; demo.ts compiles clean (and is emitted either way).
     expect(compiled.code).toBe(2);
-    const [view, update, raw, ...others] = compiled.stdout.trim().split('\n');
+    const [view, update, raw, path, ...others] = compiled.stdout.trim().split('\n');
     expect(others).toEqual([]);
     expect(parseMisspelt(view)).toEqual({
       at: at('misspelt.cts', 'limt'),
@@ -141,6 +142,10 @@ describe('the TypeScript client, packed and installed', () => {
     // …as with the raw POST, whose body is checked against the union (the README says so).
     expect(raw).toMatch(
       /^misspelt\.cts\(9,\d+\): error TS2353: .* 'limt' does not exist in type '\(\{ id\?: string \| undefined; channel\?: string/,
+    );
+    // A misspelt path is named as a path that is not the API's, not as a missing argument.
+    expect(path).toBe(
+      `${at('misspelt.cts', "'/sessions/@mee'")}: error TS2345: Argument of type '"/sessions/@mee"' is not assignable to parameter of type 'ApiPath<"get">'.`,
     );
   });
 

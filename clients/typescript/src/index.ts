@@ -1,4 +1,10 @@
-import createClient, { type Client, type FetchResponse, type Middleware } from 'openapi-fetch';
+import createClient, {
+  type Client,
+  type FetchResponse,
+  type MaybeOptionalInit,
+  type Middleware,
+} from 'openapi-fetch';
+import type { HttpMethod, PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers';
 import type { operations, paths } from './schema.js';
 
 export type { components, operations, paths } from './schema.js';
@@ -28,8 +34,40 @@ export type SettingFields<
 /** The answer of a settings operation: `data` (`{type, data}`) for a 2xx, `error` otherwise. */
 export type SettingResult = FetchResponse<SettingsExecute, object, `${string}/${string}`>;
 
+/** The paths of the API that answer `Method`: `ApiPath<'get'>` is every path `GET` takes. */
+export type ApiPath<Method extends HttpMethod> = PathsWithMethod<paths, Method>;
+
+type InitOf<P, M extends HttpMethod> =
+  P extends ApiPath<M> ? MaybeOptionalInit<paths[P], M> : never;
+type InitArgument<Init> =
+  RequiredKeysOf<Init> extends never
+    ? [(Init & { [key: string]: unknown })?]
+    : [Init & { [key: string]: unknown }];
+
+/**
+ * openapi-fetch's method, typed so that a path the API does not have is reported as such
+ * ("… is not assignable to parameter of type 'ApiPath<"get">'"), where openapi-fetch's own
+ * signature reports a missing second argument. The call itself is openapi-fetch's.
+ */
+export type ApiMethod<M extends HttpMethod> = <P extends string, Init extends InitOf<P, M>>(
+  url: P extends ApiPath<M> ? P : ApiPath<M>,
+  ...init: P extends ApiPath<M> ? InitArgument<Init> : [unknown?]
+) => Promise<
+  P extends ApiPath<M>
+    ? FetchResponse<NonNullable<paths[P][M]>, Init, `${string}/${string}`>
+    : never
+>;
+
 /** A client of the whole API: `client.GET('/sessions/@me')`, typed by the OpenAPI document. */
-export type BotManagementClient = Client<paths> & {
+export type BotManagementClient = Omit<
+  Client<paths>,
+  'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH'
+> & {
+  GET: ApiMethod<'get'>;
+  PUT: ApiMethod<'put'>;
+  POST: ApiMethod<'post'>;
+  DELETE: ApiMethod<'delete'>;
+  PATCH: ApiMethod<'patch'>;
   /**
    * Runs a settings operation (`POST /guilds/{guild_id}/settings`). `fields` is typed by the
    * setting and operation named before it, so a misspelt column is reported against that
@@ -64,7 +102,8 @@ export function createBotManagementClient(
       // through the union of bodies, so the body is named as the union it belongs to.
       body: { setting, operation, fields } as SettingRequest,
     });
-  return Object.assign(client, { settings });
+  // The same methods: ApiMethod only words openapi-fetch's signature differently for the compiler.
+  return Object.assign(client, { settings }) as unknown as BotManagementClient;
 }
 
 function bearer(token: string): Middleware {
