@@ -84,4 +84,25 @@ describe('the embedded database shared by several connections', () => {
     await Promise.all([connect(), connect(), connect(), connect()]);
     await expect(connect()).rejects.toThrow(/too many clients already/);
   });
+
+  it('stops while a connection is in the middle of a transaction, and nothing is left running', async () => {
+    const own = await EmbeddedPostgres.start(null);
+    const client = new Client({ connectionString: own.url });
+    client.on('error', () => undefined);
+    await client.connect();
+    await client.query('BEGIN');
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    const rejections: unknown[] = [];
+    const record = (reason: unknown): void => void rejections.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      await own.stop();
+      await ended;
+      // The server's connection handlers finish closing on the next turns of the event loop.
+      for (let turn = 0; turn < 3; turn += 1) await new Promise(setImmediate);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
 });

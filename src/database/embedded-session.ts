@@ -66,12 +66,14 @@ export class SharedSession {
     return this.waiting.length;
   }
 
+  /** Serves the waiting turns in order; never throws (a turn's failure is its own). */
   private async drain(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
       for (;;) {
-        if (this.owner !== null && this.closed.has(this.owner)) await this.reset();
+        // A reset that fails leaves nothing better to do than to go on with the next turn.
+        if (this.owner !== null && this.closed.has(this.owner)) await this.reset().catch(() => {});
         const index =
           this.owner === null ? 0 : this.waiting.findIndex((t) => t.connection === this.owner);
         const turn = this.waiting[index];
@@ -88,6 +90,10 @@ export class SharedSession {
   }
 
   private async run(turn: Turn): Promise<void> {
+    if (this.db.closed) {
+      turn.reject(new Error('The embedded database has closed'));
+      return;
+    }
     let bytes = 0;
     let tail: number[] = [];
     try {
@@ -110,17 +116,16 @@ export class SharedSession {
     turn.resolve(bytes);
   }
 
-  /** Ends what a closed connection left open: its exchange (Sync), then its transaction. */
+  /**
+   * Ends what a closed connection left open: its exchange (Sync), then its transaction. Nothing is
+   * left to end once the database itself has closed (the server stops by closing every connection).
+   */
   private async reset(): Promise<void> {
     const owner = this.owner as number;
-    try {
-      await this.db.runExclusive(() =>
-        this.db.execProtocolRawStream(SYNC, { onRawData: () => {} }),
-      );
-      if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
-    } finally {
-      this.closed.delete(owner);
-      this.owner = null;
-    }
+    this.closed.delete(owner);
+    this.owner = null;
+    if (this.db.closed) return;
+    await this.db.runExclusive(() => this.db.execProtocolRawStream(SYNC, { onRawData: () => {} }));
+    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
   }
 }

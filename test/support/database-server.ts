@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { EmbeddedPostgres } from 'src/database/embedded-postgres';
 import type { Environment } from 'src/config/app-config';
 import { TcpProxy } from 'test/support/tcp-proxy';
@@ -20,7 +21,12 @@ export async function startAppWithCuttableDatabase(
 ): Promise<AppWithCuttableDatabase> {
   const target = await startDatabaseServer();
   const upstream = new URL(target.url);
-  const proxy = await TcpProxy.start(upstream.hostname, Number(upstream.port || 5432));
+  // The embedded server listens on a Unix socket: its directory is the URL's (encoded) host.
+  const proxy = await TcpProxy.start(
+    target.embedded
+      ? { path: join(decodeURIComponent(upstream.hostname), '.s.PGSQL.5432') }
+      : { host: upstream.hostname, port: Number(upstream.port || 5432) },
+  );
   const proxied = new URL(target.url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);

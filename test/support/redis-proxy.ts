@@ -6,6 +6,6 @@ export const describeWithRedis = process.env.REDIS_URL ? describe : describe.ski
 /** A cuttable proxy in front of the configured Redis, and the `REDIS_URL` that goes through it. */
 export async function proxyRedis(): Promise<{ proxy: TcpProxy; url: string }> {
   const redis = new URL(process.env.REDIS_URL ?? '');
-  const proxy = await TcpProxy.start(redis.hostname, Number(redis.port || 6379));
+  const proxy = await TcpProxy.start({ host: redis.hostname, port: Number(redis.port || 6379) });
   return { proxy, url: `redis://127.0.0.1:${proxy.port}` };
 }

@@ -1,4 +1,7 @@
-import { createServer, connect, type Socket } from 'node:net';
+import { createServer, connect, type NetConnectOpts, type Socket } from 'node:net';
+
+/** Where the proxy forwards: a host and port, or a Unix socket's path (the embedded database). */
+export type ProxyTarget = { host: string; port: number } | { path: string };
 
 /**
  * A loopback TCP proxy that a test can cut and restore, to make a dependency unreachable (and
@@ -9,13 +12,10 @@ export class TcpProxy {
   private down = false;
   private readonly server = createServer((client) => this.forward(client));
 
-  private constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
+  private constructor(private readonly target: ProxyTarget) {}
 
-  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
-    const proxy = new TcpProxy(targetHost, targetPort);
+  static async start(target: ProxyTarget): Promise<TcpProxy> {
+    const proxy = new TcpProxy(target);
     await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
     return proxy;
   }
@@ -47,7 +47,7 @@ export class TcpProxy {
       client.destroy();
       return;
     }
-    const upstream = connect(this.targetPort, this.targetHost);
+    const upstream = connect(this.target as NetConnectOpts);
     this.track(client);
     this.track(upstream);
     client.pipe(upstream).pipe(client);
