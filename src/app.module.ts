@@ -1,9 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
+import { FEATURE_MODULES } from 'src/app.features';
 import { ScheduleModule } from '@nestjs/schedule';
-import { AuthModule } from 'src/auth/auth.module';
-import { ClientConfigModule } from 'src/client-config/client-config.module';
 import { GuildScopeGuard } from 'src/auth/guild-scope.guard';
 import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { AllExceptionsFilter } from 'src/common/errors/all-exceptions.filter';
@@ -11,21 +10,13 @@ import { RateLimitGuard } from 'src/common/rate-limit/rate-limit.guard';
 import { RateLimitModule } from 'src/common/rate-limit/rate-limit.module';
 import { ClockModule } from 'src/common/time/clock';
 import { MetricsRegistryModule } from 'src/common/metrics/metrics.module';
-import { MetricsModule } from 'src/metrics/metrics.module';
 import { SharedCacheModule } from 'src/common/cache/shared-cache.module';
 import { RedisModule } from 'src/common/redis/redis.module';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { AppConfig } from 'src/config/app-config';
 import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
-import { CommandsModule } from 'src/commands/commands.module';
-import { BotGuildsModule } from 'src/bot-guilds/bot-guilds.module';
-import { GuildsModule } from 'src/guilds/guilds.module';
-import { HealthModule } from 'src/health/health.module';
 import { PlatformModule } from 'src/platform/platform.module';
-import { SettingsModule } from 'src/settings/settings.module';
-import { StatsModule } from 'src/stats/stats.module';
-import { EventsModule } from 'src/events/events.module';
 
 /** The application root: built from an already validated configuration. */
 @Module({})
@@ -37,7 +28,6 @@ export class AppModule {
         ConfigModule.forRoot(config),
         ClockModule,
         MetricsRegistryModule.forRoot(config.metrics.port !== null),
-        ClientConfigModule,
         RedisModule.forRoot(config.redisUrl, config.redisKeyPrefix),
         SharedCacheModule,
         RateLimitModule.forRoot(config.rateLimits),
@@ -45,15 +35,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         EventEmitterModule.forRoot(),
         PlatformModule.forRoot(config),
-        AuthModule,
-        BotGuildsModule,
-        GuildsModule,
-        StatsModule,
-        EventsModule,
-        CommandsModule,
-        SettingsModule,
-        HealthModule,
-        MetricsModule,
+        ...FEATURE_MODULES,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,6 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { HttpStatus } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { featureOf } from 'src/common/feature/feature.decorator';
+import { PERMISSION_EXTENSION } from 'src/permissions/require-permission.decorator';
 import { ErrorResponseDto } from 'src/common/errors/error-response.dto';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
@@ -64,13 +67,17 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
     )
     // Relative: the service's own origin, wherever it runs (the document is served by it).
     .addServer('/', 'This service');
-  for (const [name, description] of Object.entries(TAGS)) config.addTag(name, description);
+  const tags = declaredTags(app);
+  for (const [name, description] of tags) config.addTag(name, description);
   const document = SwaggerModule.createDocument(app, config.build());
+  assertTagsDeclared(document, tags);
   return withSettingRequestBodies(
     withoutLoneAllOf(
       withQueryTextRefusal(
         withBodyLimit(
-          withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document))),
+          withPermissionLines(
+            withDescribedSuccess(withExplicitSecurity(withoutRepeatedSecurity(document))),
+          ),
         ),
       ),
     ),
@@ -78,22 +85,41 @@ export function createOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
   );
 }
 
-/** Every tag the operations use, with what it groups. */
-const TAGS: Readonly<Record<string, string>> = {
-  // First on the page: in demo mode, this is where a visitor starts.
-  demo: 'Demo mode only: start here. Logging in as a demo user without the platform',
-  auth: 'Logging in with the chat platform (OAuth2)',
-  sessions: 'Login sessions and API tokens',
-  guilds: "The user's guilds, with roles, channels and effective permissions",
-  settings:
-    "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
-  stats: "The bot's shards and reach",
-  commands: "The bot's command catalog",
-  events:
-    "Server-Sent Events: a guild's settings changes and the bot's health, pushed as they happen",
-  config: 'Public configuration for clients',
-  health: 'Liveness and readiness probes',
-};
+/**
+ * The tags the application's modules declare (`@Feature({ tags })`), in the order Nest met the
+ * modules: the demo section (the platform module, imported first) leads the page.
+ */
+function declaredTags(app: NestFastifyApplication): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const [name, description] of Object.entries(featureOf(module.metatype).tags ?? {})) {
+      const known = tags.get(name);
+      if (known !== undefined && known !== description) {
+        throw new Error(
+          `Two modules declare the OpenAPI tag '${name}' with different descriptions`,
+        );
+      }
+      tags.set(name, description);
+    }
+  }
+  return tags;
+}
+
+/** An operation's tag that no module declares would be a section without a description. */
+function assertTagsDeclared(document: OpenAPIObject, tags: Map<string, string>): void {
+  for (const [path, pathItem] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(
+      pathItem as Record<string, { tags?: string[] }>,
+    )) {
+      const undeclared = (operation.tags ?? []).find((tag) => !tags.has(tag));
+      if (undeclared !== undefined) {
+        throw new Error(
+          `${method.toUpperCase()} ${path} uses the OpenAPI tag '${undeclared}', which no module declares: add it to its module's @Feature({ tags })`,
+        );
+      }
+    }
+  }
+}
 
 type Operations = Record<string, { security?: object[]; summary?: string; responses?: object }>;
 
@@ -174,6 +200,23 @@ function withQueryTextRefusal(document: OpenAPIObject): OpenAPIObject {
           },
         },
       };
+    }
+  }
+  return document;
+}
+
+/**
+ * A route's declared permission (`@RequirePermission`, the `x-required-permission` extension) is
+ * said in its description too, which Swagger UI shows and the typed client carries as its doc.
+ */
+function withPermissionLines(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of operationsOf(document)) {
+    for (const operation of Object.values(pathItem) as Record<string, unknown>[]) {
+      const permission = operation[PERMISSION_EXTENSION];
+      if (typeof permission !== 'string') continue;
+      const line = `Needs the permission \`${permission}\` in the guild (a \`guildroles\` entry or a \`guildmembers\` override; see docs/permissions.md).`;
+      const description = operation.description;
+      operation.description = typeof description === 'string' ? `${description}\n\n${line}` : line;
     }
   }
   return document;

@@ -6,10 +6,10 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
-import { SyncCommandsCommand } from 'src/commands/commands.commands';
-import { CommandsModule } from 'src/commands/commands.module';
+import { FEATURE_MODULES } from 'src/app.features';
 import { CliError } from 'src/common/cli/cli-arguments';
 import { CliServices } from 'src/common/cli/cli-services';
+import { featureOf } from 'src/common/feature/feature.decorator';
 import { ClockModule } from 'src/common/time/clock';
 import { MetricsRegistryModule } from 'src/common/metrics/metrics.module';
 import { SharedCacheModule } from 'src/common/cache/shared-cache.module';
@@ -20,25 +20,15 @@ import { ConfigModule } from 'src/config/config.module';
 import { DatabaseModule } from 'src/database/database.module';
 import { EmbeddedPostgres } from 'src/database/embedded-postgres';
 import { PlatformModule } from 'src/platform/platform.module';
-import {
-  BanSessionCommand,
-  CreateTokenCommand,
-  ListSessionsCommand,
-  PurgeExpiredSessionsCommand,
-} from 'src/sessions/sessions.commands';
-import { SessionsModule } from 'src/sessions/sessions.module';
-import { ExportSettingsCommand, ImportSettingsCommand } from 'src/settings/settings.commands';
-import { SettingsModule } from 'src/settings/settings.module';
-import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
-import { UsersModule } from 'src/users/users.module';
 
 /** The CLI prints what goes wrong; Nest's start-up lines would only hide a command's output. */
 export const CLI_LOG_LEVELS: LogLevel[] = ['error', 'warn'];
 
 /**
- * The service's modules the commands use: the database, Redis (so bans and revocations reach
- * running instances at once), the chat-platform client (for the command sync and the settings'
- * guild checks; the emulator in demo mode) and the settings engine; no HTTP server.
+ * The service's modules as the commands use them: the same feature modules as the application
+ * (FEATURE_MODULES, so every setting a module declares is exported and imported), on the database,
+ * Redis (so bans and revocations reach running instances at once) and the chat-platform client (the
+ * emulator in demo mode); no HTTP server, no scheduled jobs and no metrics listener.
  */
 @Module({})
 export class CliServicesModule {
@@ -56,15 +46,15 @@ export class CliServicesModule {
         RateLimitModule.forRoot(config.rateLimits),
         DatabaseModule,
         EventEmitterModule.forRoot(),
-        UsersModule,
-        SessionsModule,
         PlatformModule.forRoot(config),
-        CommandsModule,
-        SettingsModule,
+        ...FEATURE_MODULES,
       ],
     };
   }
 }
+
+/** The admin CLI's commands: those the feature modules declare (`@Feature({ commands })`). */
+export const CLI_COMMANDS = FEATURE_MODULES.flatMap((module) => featureOf(module).commands ?? []);
 
 /**
  * The admin CLI: its commands, which check their arguments and then ask `CliServices` for the
@@ -78,15 +68,7 @@ export class CliModule {
       imports: [ConfigModule.forRoot(config)],
       providers: [
         { provide: CliServices, useValue: new CliServices(() => startServices(config)) },
-        CreateTokenCommand,
-        BanUserCommand,
-        UnbanUserCommand,
-        BanSessionCommand,
-        ListSessionsCommand,
-        PurgeExpiredSessionsCommand,
-        SyncCommandsCommand,
-        ExportSettingsCommand,
-        ImportSettingsCommand,
+        ...CLI_COMMANDS,
       ],
     };
   }
@@ -108,6 +90,8 @@ async function startServices(config: AppConfig): Promise<INestApplicationContext
     }
     config = { ...config, database: { ...database, besideService: true } };
   }
+  // The running service serves metrics; a command does not listen.
+  config = { ...config, metrics: { ...config.metrics, port: null } };
   return NestFactory.createApplicationContext(CliServicesModule.forRoot(config), {
     logger: CLI_LOG_LEVELS,
   });

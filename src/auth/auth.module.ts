@@ -9,8 +9,10 @@ import { SessionAuthGuard } from 'src/auth/session-auth.guard';
 import { TokenCipher } from 'src/auth/token-cipher';
 import { SessionsModule } from 'src/sessions/sessions.module';
 import { UsersModule } from 'src/users/users.module';
+import { Feature } from 'src/common/feature/feature.decorator';
 
 /** OAuth2 login, the bearer strategy and global guards, and the users' platform grants. */
+@Feature({ tags: { auth: 'Logging in with the chat platform (OAuth2)' } })
 @Module({
   imports: [UsersModule, SessionsModule],
   controllers: [OAuth2Controller],

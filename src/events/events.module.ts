@@ -8,8 +8,15 @@ import { EventBus } from 'src/events/event-bus';
 import { EventStreams } from 'src/events/event-streams';
 import { EventsController } from 'src/events/events.controller';
 import { GuildEventsService } from 'src/events/guild-events.service';
+import { Feature } from 'src/common/feature/feature.decorator';
 
 /** Server-Sent Events: guild settings changes and bot health, across instances. */
+@Feature({
+  tags: {
+    events:
+      "Server-Sent Events: a guild's settings changes and the bot's health, pushed as they happen",
+  },
+})
 @Module({
   imports: [SessionsModule, SettingsModule, StatsModule],
   controllers: [EventsController],

@@ -16,6 +16,7 @@ import { FleetBucketSlots } from 'src/platform/fleet-bucket-slots';
 import { SharedInvalidRequestBudget } from 'src/platform/shared-invalid-request-budget';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
+import { Feature } from 'src/common/feature/feature.decorator';
 
 /** Bounded retries: a request that depends on the platform answers within a few timeouts. */
 const RETRIES = 2;
@@ -28,6 +29,9 @@ export const INVALID_REQUEST_BUDGET = Symbol('INVALID_REQUEST_BUDGET');
 
 /** The chat-platform client, its caches and, in demo mode, the emulator it talks to. */
 @Global()
+@Feature({
+  tags: { demo: 'Demo mode only: start here. Logging in as a demo user without the platform' },
+})
 @Module({})
 export class PlatformModule {
   static forRoot(config: AppConfig): DynamicModule {

@@ -22,11 +22,20 @@ import { SettingsRevisionsService } from 'src/settings/revisions/settings-revisi
 import { SettingsRollbackService } from 'src/settings/revisions/settings-rollback.service';
 import { SettingsTransferController } from 'src/settings/transfer/settings-transfer.controller';
 import { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
+import { Feature } from 'src/common/feature/feature.decorator';
+import { ExportSettingsCommand, ImportSettingsCommand } from 'src/settings/settings.commands';
 
 /**
  * The settings engine and the built-in settings. Other modules declare settings of their own with
  * `@DeclareSetting()` providers; the registry finds them at boot.
  */
+@Feature({
+  tags: {
+    settings:
+      "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
+  },
+  commands: [ExportSettingsCommand, ImportSettingsCommand],
+})
 @Module({
   imports: [DiscoveryModule, GuildsModule, PermissionsModule],
   controllers: [SettingsController, SettingsRevisionsController, SettingsTransferController],

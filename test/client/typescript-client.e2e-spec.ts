@@ -126,6 +126,16 @@ describe('the typed TypeScript client (clients/typescript)', () => {
     });
     const states = await script.GET('/internal/guild-state');
     expect(states.data?.guilds).toBe(2);
+    // The bot records a moderation case; the guild's owner reads it back.
+    const recorded = await script.POST('/guilds/{guild_id}/cases', {
+      params: { path: { guild_id } },
+      body: { user_id: DEMO_IDS.bob, moderator_id: DEMO_IDS.demoUser, action: 'warn' },
+    });
+    expect(recorded.data?.number).toBe(1);
+    const cases = await user.GET('/guilds/{guild_id}/cases', {
+      params: { path: { guild_id }, query: { user_id: DEMO_IDS.bob } },
+    });
+    expect(cases.data?.cases.map((c) => c.action)).toEqual(['warn']);
 
     const revoked = await user.DELETE('/sessions/{session_id}', {
       params: { path: { session_id: created.data?.session_id ?? '' } },

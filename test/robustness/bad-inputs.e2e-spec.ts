@@ -232,6 +232,37 @@ const ENDPOINTS: Endpoint[] = [
   },
   {
     method: 'POST',
+    path: '/guilds/{guild_id}/cases',
+    caller: 'root-api',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+    body: {
+      user_id: { valid: ROOT, invalid: ['abc', '-1', '1.5', '1'.repeat(21), 1, ...INJECTIONS] },
+      moderator_id: { valid: ROOT, invalid: ['', '007', 2 ** 60, ...INJECTIONS] },
+      action: { valid: 'warn', invalid: ['WARN', 'smite', '', 1, ...INJECTIONS] },
+      reason: {
+        valid: 'robustness',
+        optional: true,
+        nullable: true,
+        invalid: [1, true, [], 'x'.repeat(1001), ...LONG_AND_CONTROL],
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/guilds/{guild_id}/cases',
+    caller: 'login',
+    param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
+    query: {
+      user_id: {
+        valid: ROOT,
+        invalid: ['abc', '-1', '007', '1.5', '1'.repeat(21), encodeURIComponent(INJECTIONS[0])],
+      },
+      cursor: { valid: '1000', invalid: ['', '0', '-1', '01', '1.5', '1e3', '2147483648'] },
+      limit: { valid: '10', invalid: ['', '0', '101', '+1', ' 1', 'NaN'] },
+    },
+  },
+  {
+    method: 'POST',
     path: '/guilds/{guild_id}/settings',
     caller: 'login',
     param: { valid: GUILD, invalid: BAD_SNOWFLAKES },
@@ -829,7 +860,7 @@ async function seedData(t: TestApp, tokens: Partial<Record<Caller, string>>): Pr
   ok(
     await owner.exec('guildmembers', 'Create', {
       user_id: ROOT,
-      perm_overrides: ['auditlog_sinks.view', 'settings_history.view'],
+      perm_overrides: ['auditlog_sinks.view', 'settings_history.view', 'cases.view'],
     }),
   );
   // A shard report: the PUT route's base request.

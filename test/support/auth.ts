@@ -47,13 +47,22 @@ export async function loginOn(
 export async function createApiToken(
   t: TestApp,
   loginToken: string,
-  body: { name?: string; expiry?: number } = {},
+  body: {
+    name?: string;
+    expiry?: number;
+    scope?: { guilds?: string[]; permissions?: string[] };
+  } = {},
 ): Promise<TestLogin> {
   const res = await t
     .http()
     .post('/sessions')
     .set('Authorization', `Bearer ${loginToken}`)
-    .send({ name: body.name ?? 'script', type: 'api', expiry: body.expiry ?? 3600 })
+    .send({
+      name: body.name ?? 'script',
+      type: 'api',
+      expiry: body.expiry ?? 3600,
+      ...(body.scope && { scope: body.scope }),
+    })
     .expect(201);
   return { token: res.body.token, sessionId: res.body.session_id, userId: res.body.user_id };
 }

@@ -4,23 +4,6 @@
  */
 
 export interface paths {
-    "/config": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Public client configuration */
-        get: operations["ConfigController_getConfig"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/demo/oauth2-code": {
         parameters: {
             query?: never;
@@ -56,6 +39,58 @@ export interface paths {
          */
         post: operations["OAuth2Controller_create"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/@me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session making the request */
+        get: operations["SessionsController_current"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's live sessions and API tokens, newest first (a scoped API token sees only itself) */
+        get: operations["SessionsController_list"];
+        put?: never;
+        /** Create an API token (login sessions only; the token is shown once) */
+        post: operations["SessionsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of your sessions or API tokens */
+        delete: operations["SessionsController_revoke"];
         options?: never;
         head?: never;
         patch?: never;
@@ -189,103 +224,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/bot-stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The bot's shards and reach (cached for a few seconds)
-         * @description A shard that has not reported for over 2 minutes is shown as `Unknown`.
-         */
-        get: operations["StatsController_botStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/internal/shards/{shard_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /** A shard of the bot reports its state (API tokens of ROOT_USERS only) */
-        put: operations["StatsController_report"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/guilds/{guild_id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A guild's settings changes as they are committed (Server-Sent Events)
-         * @description Follow it with an `EventSource` or `curl -N` (with the `Authorization` header where it is needed): a stream stays open, so Swagger UI's Execute waits on it and shows no event. Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, when its client stops reading, after an hour (`EVENTS_MAX_STREAM_SECONDS`), and when the instance shuts down (the client reconnects).
-         */
-        get: operations["EventsController_guildEventsStream"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/bot-stats/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The bot's health as it changes: shard statuses and totals (Server-Sent Events)
-         * @description Follow it with an `EventSource` or `curl -N` (with the `Authorization` header where it is needed): a stream stays open, so Swagger UI's Execute waits on it and shows no event. Public, like `GET /bot-stats`. A new stream opens with a `stats` event (the body of `GET /bot-stats`); then `shard` events as shard statuses change (a shard silent for 2 minutes becomes `Unknown`) and `totals` events as the totals change: at once after a report, within 2 seconds for a shard falling silent. A client that reconnects with `Last-Event-ID` receives what it missed from the last 1,000 events, or a fresh `stats` event if it is further behind. Comments (`: heartbeat`) keep idle streams open.
-         */
-        get: operations["EventsController_botEventsStream"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/bot-state": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The bot's built-in commands
-         * @description Carries a strong `ETag`; `If-None-Match` with it answers 304 without a body.
-         */
-        get: operations["CommandsController_botState"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/guilds/{guild_id}/settings": {
         parameters: {
             query?: never;
@@ -389,6 +327,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/guilds/{guild_id}/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A guild's moderation cases, newest first, a page at a time
+         * @description Filtered by the member acted on with `user_id`.
+         *
+         *     Needs the permission `cases.view` in the guild (a `guildroles` entry or a `guildmembers` override; see docs/permissions.md).
+         */
+        get: operations["CasesController_list"];
+        put?: never;
+        /**
+         * The bot records a moderation case (API tokens of ROOT_USERS only)
+         * @description The case takes the guild's next number, from 1.
+         */
+        post: operations["CasesController_record"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bot-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's shards and reach (cached for a few seconds)
+         * @description A shard that has not reported for over 2 minutes is shown as `Unknown`.
+         */
+        get: operations["StatsController_botStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/shards/{shard_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** A shard of the bot reports its state (API tokens of ROOT_USERS only) */
+        put: operations["StatsController_report"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bot-state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's built-in commands
+         * @description Carries a strong `ETag`; `If-None-Match` with it answers 304 without a body.
+         */
+        get: operations["CommandsController_botState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/guilds/{guild_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A guild's settings changes as they are committed (Server-Sent Events)
+         * @description Follow it with an `EventSource` or `curl -N` (with the `Authorization` header where it is needed): a stream stays open, so Swagger UI's Execute waits on it and shows no event. Each change arrives as one `settings` event per entry, for the settings whose View permission the caller holds at that moment (checked per event). The `id` of each event is the guild's revision number: a client that reconnects with `Last-Event-ID` receives what it missed (if it was away for less than 10 minutes and missed at most 1,000 revisions; else a `reset` event says to read the settings again). Comments (`: heartbeat`) keep idle streams open. The stream ends when the session is revoked or its user banned, when its client stops reading, after an hour (`EVENTS_MAX_STREAM_SECONDS`), and when the instance shuts down (the client reconnects).
+         */
+        get: operations["EventsController_guildEventsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bot-stats/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's health as it changes: shard statuses and totals (Server-Sent Events)
+         * @description Follow it with an `EventSource` or `curl -N` (with the `Authorization` header where it is needed): a stream stays open, so Swagger UI's Execute waits on it and shows no event. Public, like `GET /bot-stats`. A new stream opens with a `stats` event (the body of `GET /bot-stats`); then `shard` events as shard statuses change (a shard silent for 2 minutes becomes `Unknown`) and `totals` events as the totals change: at once after a report, within 2 seconds for a shard falling silent. A client that reconnects with `Last-Event-ID` receives what it missed from the last 1,000 events, or a fresh `stats` event if it is further behind. Comments (`: heartbeat`) keep idle streams open.
+         */
+        get: operations["EventsController_botEventsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public client configuration */
+        get: operations["ConfigController_getConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -423,58 +501,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sessions/@me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The session making the request */
-        get: operations["SessionsController_current"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The user's live sessions and API tokens, newest first (a scoped API token sees only itself) */
-        get: operations["SessionsController_list"];
-        put?: never;
-        /** Create an API token (login sessions only; the token is shown once) */
-        post: operations["SessionsController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sessions/{session_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Revoke one of your sessions or API tokens */
-        delete: operations["SessionsController_revoke"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -495,23 +521,6 @@ export interface components {
             message: string;
             /** @description On 500 responses: the id under which the failure was logged. */
             error_id?: string;
-        };
-        ClientConfigDto: {
-            /**
-             * @description The OAuth2 application (client) id.
-             * @example 1100000000000000001
-             */
-            client_id: string;
-            /**
-             * @description The id of the bot's main guild.
-             * @example 1100000000000000100
-             */
-            main_server: string;
-            /**
-             * @description Invite link of the support server.
-             * @example https://discord.gg/demo
-             */
-            support_server_invite: string;
         };
         DemoLoginBodyDto: {
             code: string;
@@ -564,6 +573,101 @@ export interface components {
             session_id: string;
             /** @description When the session expires, ISO 8601. */
             expiry: string;
+        };
+        CurrentSessionDto: {
+            /** @enum {string} */
+            type: "login" | "api";
+            /** @description The API token's name; null for login sessions. */
+            name: string | null;
+            /**
+             * @description The user's state.
+             * @enum {string}
+             */
+            state: "normal" | "banned";
+            /** @example 0f8fad5b-d9cb-469f-a165-70867728950e */
+            id: string;
+            /** @example 1100000000000000010 */
+            user_id: string;
+            /** @description ISO 8601. */
+            created_at: string;
+            /** @description When the session expires, ISO 8601. */
+            expiry: string;
+        };
+        SessionScopeDto: {
+            /**
+             * @example [
+             *       "1100000000000000100"
+             *     ]
+             */
+            guilds: string[] | null;
+            /**
+             * @example [
+             *       "guildroles.view",
+             *       "protection.*"
+             *     ]
+             */
+            permissions: string[] | null;
+        };
+        SessionSummaryDto: {
+            name: string | null;
+            /** @enum {string} */
+            type: "login" | "api";
+            /**
+             * @description When the session was last used, ISO 8601 (recorded at most once a minute); null if never.
+             * @example 2026-11-24T10:15:00.000Z
+             */
+            last_used_at: string | null;
+            /** @description An API token's scope; null for a token without one and for login sessions. */
+            scope: components["schemas"]["SessionScopeDto"] | (never | null);
+            id: string;
+            user_id: string;
+            /** @description ISO 8601. */
+            created_at: string;
+            /** @description ISO 8601. */
+            expiry: string;
+            /** @description Whether this is the session making the request. */
+            current: boolean;
+        };
+        SessionListDto: {
+            /** @description Live sessions, newest first. Tokens are never listed. */
+            sessions: components["schemas"]["SessionSummaryDto"][];
+        };
+        TokenScopeDto: {
+            /**
+             * @description The guilds the token may act in (1 to 100 ids); its guild list shows only these.
+             * @example [
+             *       "1100000000000000100"
+             *     ]
+             */
+            guilds?: string[];
+            /**
+             * @description The permission strings the token may use (1 to 100), e.g. `guildroles.view` or
+             *     `protection.*`; `~` negates. Intersected with the user's own permissions at each call.
+             * @example [
+             *       "guildroles.view",
+             *       "protection.*"
+             *     ]
+             */
+            permissions?: string[];
+        };
+        CreateSessionDto: {
+            /**
+             * @description Only API tokens can be created here; login sessions come from `POST /oauth2`.
+             * @enum {string}
+             */
+            type: "api";
+            /**
+             * @description A name to recognise the token by.
+             * @example moderation-sync script
+             */
+            name: string;
+            /**
+             * @description Lifetime in seconds, from 60 up to API_TOKEN_MAX_TTL (10 years by default).
+             * @example 2592000
+             */
+            expiry: number;
+            /** @description Limits the token to some guilds and some permission strings; without it, it has no limit. */
+            scope?: components["schemas"]["TokenScopeDto"];
         };
         GuildSnapshotDto: {
             /**
@@ -959,293 +1063,6 @@ export interface components {
             /** @description The guild's channels and active threads in display order, with both members' permissions. */
             channels: components["schemas"]["GuildChannelPermissionsDto"][];
         };
-        ShardConnectionDto: {
-            /**
-             * @description `Unknown` when the shard has not reported for over 2 minutes.
-             * @example Ready
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
-            /**
-             * @description Heartbeat round trip in milliseconds; -1 before the first heartbeat.
-             * @example 42
-             */
-            real_latency: number;
-            /** @example 1520 */
-            guilds: number;
-            /**
-             * @description Seconds since the current connection was made.
-             * @example 3600
-             */
-            uptime: number;
-            /**
-             * @description Seconds since the shard first started.
-             * @example 86400
-             */
-            total_uptime: number;
-        };
-        BotStatsDto: {
-            /**
-             * @description The shards by id (as strings).
-             * @example {
-             *       "0": {
-             *         "status": "Ready",
-             *         "real_latency": 42,
-             *         "guilds": 1520,
-             *         "uptime": 3600,
-             *         "total_uptime": 86400
-             *       }
-             *     }
-             */
-            shard_conns: {
-                [key: string]: components["schemas"]["ShardConnectionDto"];
-            };
-            /**
-             * @description The sum of the shards' guilds.
-             * @example 1520
-             */
-            total_guilds: number;
-            /**
-             * @description The sum of the shards' members (a member of two guilds counts twice).
-             * @example 480000
-             */
-            total_users: number;
-        };
-        ShardReportDto: {
-            /**
-             * @example Ready
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring";
-            /**
-             * @description Heartbeat round trip in milliseconds; null before the first heartbeat was acknowledged.
-             * @example 42
-             */
-            real_latency: number | null;
-            /** @example 1520 */
-            guilds: number;
-            /**
-             * @description Members across the shard's guilds.
-             * @example 480000
-             */
-            users: number;
-            /**
-             * @description Seconds since the current connection was made.
-             * @example 3600
-             */
-            uptime: number;
-            /**
-             * @description Seconds since the shard first started; at least `uptime`.
-             * @example 86400
-             */
-            total_uptime: number;
-        };
-        StoredShardDto: {
-            /**
-             * @example Ready
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
-            /** @example 42 */
-            real_latency: number | null;
-            /** @example 0 */
-            shard_id: number;
-            guilds: number;
-            users: number;
-            uptime: number;
-            total_uptime: number;
-            /** @description ISO 8601. */
-            reported_at: string;
-        };
-        GuildStreamPositionDto: {
-            /**
-             * @description The guild's newest revision (0 before its first change).
-             * @example 42
-             */
-            revision: number;
-            /** @example 1100000000000000001 */
-            guild_id: string;
-        };
-        SettingsChangeEventDto: {
-            /** @example 43 */
-            revision: number;
-            /**
-             * @description The entry's primary key.
-             * @example {
-             *       "role_id": "1100000000000000104"
-             *     }
-             */
-            key: {
-                [key: string]: unknown;
-            } | null;
-            /** @enum {string} */
-            operation: "Create" | "Update" | "Delete" | "Reorder";
-            /** @enum {string|null} */
-            session_type: "login" | "api" | null;
-            /** @description The revision this change undid (a rollback), else null. */
-            reverts: number | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-24T08:00:00.000Z
-             */
-            created_at: string;
-            /** @example guildroles */
-            setting: string;
-            /**
-             * @description Who made the change.
-             * @example 1100000000000000011
-             */
-            user_id: string;
-            /**
-             * @description The columns whose value changed (values: read the entry, or the revision).
-             * @example [
-             *       "perms",
-             *       "version"
-             *     ]
-             */
-            changed: string[];
-        };
-        ShardStatusEventDto: {
-            /** @example 0 */
-            shard_id: number;
-            /**
-             * @example Reconnecting
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
-            /**
-             * @example Ready
-             * @enum {string|null}
-             */
-            previous: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown" | null;
-        };
-        BotTotalsEventDto: {
-            /** @example 1520 */
-            total_guilds: number;
-            /** @example 480000 */
-            total_users: number;
-            /**
-             * @description How many shards have reported.
-             * @example 1
-             */
-            shards: number;
-        };
-        CommandChoiceDto: {
-            /**
-             * @example {
-             *       "de": "bannen",
-             *       "fr": "bannir"
-             *     }
-             */
-            name_localizations: {
-                [key: string]: string;
-            };
-            /**
-             * @description A string for string options, a number for integer and number options.
-             * @example 1
-             */
-            value: string | number;
-            /** @example Last 24 hours */
-            name: string;
-        };
-        CommandOptionDto: {
-            /**
-             * @example {
-             *       "de": "bannen",
-             *       "fr": "bannir"
-             *     }
-             */
-            name_localizations: {
-                [key: string]: string;
-            };
-            /**
-             * @example {
-             *       "de": "bannen",
-             *       "fr": "bannir"
-             *     }
-             */
-            description_localizations: {
-                [key: string]: string;
-            };
-            /**
-             * @description For channel options: the channel types offered (0 text, 2 voice, 5 announcement, …).
-             * @example [
-             *       0,
-             *       5
-             *     ]
-             */
-            channel_types: number[];
-            choices: components["schemas"]["CommandChoiceDto"][];
-            /** @example 512 */
-            max_length: number | null;
-            /** @example null */
-            min_length: number | null;
-            /** @example null */
-            max_value: number | null;
-            /** @example null */
-            min_value: number | null;
-            /** @description The options of a sub-command or group; empty otherwise. */
-            options: components["schemas"]["CommandOptionDto"][];
-            autocomplete: boolean;
-            required: boolean;
-            /**
-             * @description 1 sub-command, 2 sub-command group, 3 string, 4 integer, 5 boolean, 6 user, 7 channel,
-             *     8 role, 9 mentionable, 10 number, 11 attachment.
-             * @example 3
-             */
-            type: number;
-            /** @example ban */
-            name: string;
-            /**
-             * @description Empty for context-menu commands.
-             * @example Ban a member from the server
-             */
-            description: string;
-        };
-        CommandDto: {
-            /**
-             * @example {
-             *       "de": "bannen",
-             *       "fr": "bannir"
-             *     }
-             */
-            name_localizations: {
-                [key: string]: string;
-            };
-            /**
-             * @example {
-             *       "de": "bannen",
-             *       "fr": "bannir"
-             *     }
-             */
-            description_localizations: {
-                [key: string]: string;
-            };
-            /**
-             * @description Where the command can be installed: 0 guild, 1 user.
-             * @example [
-             *       0
-             *     ]
-             */
-            integration_types: number[];
-            options: components["schemas"]["CommandOptionDto"][];
-            nsfw: boolean;
-            /**
-             * @description 1 chat input (slash command), 2 user context menu, 3 message context menu.
-             * @example 1
-             */
-            type: number;
-            /** @example ban */
-            name: string;
-            /**
-             * @description Empty for context-menu commands.
-             * @example Ban a member from the server
-             */
-            description: string;
-        };
-        BotStateDto: {
-            commands: components["schemas"]["CommandDto"][];
-        };
         SettingResultDto: {
             /** @enum {string} */
             type: "Ok";
@@ -1462,6 +1279,358 @@ export interface components {
             /** @description The revisions the import recorded (none on a dry run). */
             revisions: components["schemas"]["RevisionDto"][];
         };
+        RecordCaseDto: {
+            /**
+             * @description The member acted on.
+             * @example 1100000000000000012
+             */
+            user_id: string;
+            /**
+             * @description The moderator who acted (the bot's own id for an automatic action).
+             * @example 1100000000000000011
+             */
+            moderator_id: string;
+            /**
+             * @example warn
+             * @enum {string}
+             */
+            action: "note" | "warn" | "mute" | "unmute" | "kick" | "ban" | "unban";
+            /**
+             * @description Why, as the moderator gave it.
+             * @example Spamming invites in #general
+             */
+            reason?: string | null;
+        };
+        CaseDto: {
+            /**
+             * @description The case's number in its guild, from 1.
+             * @example 12
+             */
+            number: number;
+            /** @enum {string} */
+            action: "note" | "warn" | "mute" | "unmute" | "kick" | "ban" | "unban";
+            reason: string | null;
+            /** @example 1100000000000000100 */
+            guild_id: string;
+            /** @example 1100000000000000012 */
+            user_id: string;
+            /** @example 1100000000000000011 */
+            moderator_id: string;
+            /** @description When it was recorded (ISO 8601). */
+            created_at: string;
+        };
+        CasePageDto: {
+            /**
+             * @description Pass as `cursor` for the next (older) page; null on the last page.
+             * @example 12
+             */
+            next_cursor: string | null;
+            cases: components["schemas"]["CaseDto"][];
+        };
+        ShardConnectionDto: {
+            /**
+             * @description `Unknown` when the shard has not reported for over 2 minutes.
+             * @example Ready
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
+            /**
+             * @description Heartbeat round trip in milliseconds; -1 before the first heartbeat.
+             * @example 42
+             */
+            real_latency: number;
+            /** @example 1520 */
+            guilds: number;
+            /**
+             * @description Seconds since the current connection was made.
+             * @example 3600
+             */
+            uptime: number;
+            /**
+             * @description Seconds since the shard first started.
+             * @example 86400
+             */
+            total_uptime: number;
+        };
+        BotStatsDto: {
+            /**
+             * @description The shards by id (as strings).
+             * @example {
+             *       "0": {
+             *         "status": "Ready",
+             *         "real_latency": 42,
+             *         "guilds": 1520,
+             *         "uptime": 3600,
+             *         "total_uptime": 86400
+             *       }
+             *     }
+             */
+            shard_conns: {
+                [key: string]: components["schemas"]["ShardConnectionDto"];
+            };
+            /**
+             * @description The sum of the shards' guilds.
+             * @example 1520
+             */
+            total_guilds: number;
+            /**
+             * @description The sum of the shards' members (a member of two guilds counts twice).
+             * @example 480000
+             */
+            total_users: number;
+        };
+        ShardReportDto: {
+            /**
+             * @example Ready
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring";
+            /**
+             * @description Heartbeat round trip in milliseconds; null before the first heartbeat was acknowledged.
+             * @example 42
+             */
+            real_latency: number | null;
+            /** @example 1520 */
+            guilds: number;
+            /**
+             * @description Members across the shard's guilds.
+             * @example 480000
+             */
+            users: number;
+            /**
+             * @description Seconds since the current connection was made.
+             * @example 3600
+             */
+            uptime: number;
+            /**
+             * @description Seconds since the shard first started; at least `uptime`.
+             * @example 86400
+             */
+            total_uptime: number;
+        };
+        StoredShardDto: {
+            /**
+             * @example Ready
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
+            /** @example 42 */
+            real_latency: number | null;
+            /** @example 0 */
+            shard_id: number;
+            guilds: number;
+            users: number;
+            uptime: number;
+            total_uptime: number;
+            /** @description ISO 8601. */
+            reported_at: string;
+        };
+        CommandChoiceDto: {
+            /**
+             * @example {
+             *       "de": "bannen",
+             *       "fr": "bannir"
+             *     }
+             */
+            name_localizations: {
+                [key: string]: string;
+            };
+            /**
+             * @description A string for string options, a number for integer and number options.
+             * @example 1
+             */
+            value: string | number;
+            /** @example Last 24 hours */
+            name: string;
+        };
+        CommandOptionDto: {
+            /**
+             * @example {
+             *       "de": "bannen",
+             *       "fr": "bannir"
+             *     }
+             */
+            name_localizations: {
+                [key: string]: string;
+            };
+            /**
+             * @example {
+             *       "de": "bannen",
+             *       "fr": "bannir"
+             *     }
+             */
+            description_localizations: {
+                [key: string]: string;
+            };
+            /**
+             * @description For channel options: the channel types offered (0 text, 2 voice, 5 announcement, …).
+             * @example [
+             *       0,
+             *       5
+             *     ]
+             */
+            channel_types: number[];
+            choices: components["schemas"]["CommandChoiceDto"][];
+            /** @example 512 */
+            max_length: number | null;
+            /** @example null */
+            min_length: number | null;
+            /** @example null */
+            max_value: number | null;
+            /** @example null */
+            min_value: number | null;
+            /** @description The options of a sub-command or group; empty otherwise. */
+            options: components["schemas"]["CommandOptionDto"][];
+            autocomplete: boolean;
+            required: boolean;
+            /**
+             * @description 1 sub-command, 2 sub-command group, 3 string, 4 integer, 5 boolean, 6 user, 7 channel,
+             *     8 role, 9 mentionable, 10 number, 11 attachment.
+             * @example 3
+             */
+            type: number;
+            /** @example ban */
+            name: string;
+            /**
+             * @description Empty for context-menu commands.
+             * @example Ban a member from the server
+             */
+            description: string;
+        };
+        CommandDto: {
+            /**
+             * @example {
+             *       "de": "bannen",
+             *       "fr": "bannir"
+             *     }
+             */
+            name_localizations: {
+                [key: string]: string;
+            };
+            /**
+             * @example {
+             *       "de": "bannen",
+             *       "fr": "bannir"
+             *     }
+             */
+            description_localizations: {
+                [key: string]: string;
+            };
+            /**
+             * @description Where the command can be installed: 0 guild, 1 user.
+             * @example [
+             *       0
+             *     ]
+             */
+            integration_types: number[];
+            options: components["schemas"]["CommandOptionDto"][];
+            nsfw: boolean;
+            /**
+             * @description 1 chat input (slash command), 2 user context menu, 3 message context menu.
+             * @example 1
+             */
+            type: number;
+            /** @example ban */
+            name: string;
+            /**
+             * @description Empty for context-menu commands.
+             * @example Ban a member from the server
+             */
+            description: string;
+        };
+        BotStateDto: {
+            commands: components["schemas"]["CommandDto"][];
+        };
+        GuildStreamPositionDto: {
+            /**
+             * @description The guild's newest revision (0 before its first change).
+             * @example 42
+             */
+            revision: number;
+            /** @example 1100000000000000001 */
+            guild_id: string;
+        };
+        SettingsChangeEventDto: {
+            /** @example 43 */
+            revision: number;
+            /**
+             * @description The entry's primary key.
+             * @example {
+             *       "role_id": "1100000000000000104"
+             *     }
+             */
+            key: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            operation: "Create" | "Update" | "Delete" | "Reorder";
+            /** @enum {string|null} */
+            session_type: "login" | "api" | null;
+            /** @description The revision this change undid (a rollback), else null. */
+            reverts: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            created_at: string;
+            /** @example guildroles */
+            setting: string;
+            /**
+             * @description Who made the change.
+             * @example 1100000000000000011
+             */
+            user_id: string;
+            /**
+             * @description The columns whose value changed (values: read the entry, or the revision).
+             * @example [
+             *       "perms",
+             *       "version"
+             *     ]
+             */
+            changed: string[];
+        };
+        ShardStatusEventDto: {
+            /** @example 0 */
+            shard_id: number;
+            /**
+             * @example Reconnecting
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
+            /**
+             * @example Ready
+             * @enum {string|null}
+             */
+            previous: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown" | null;
+        };
+        BotTotalsEventDto: {
+            /** @example 1520 */
+            total_guilds: number;
+            /** @example 480000 */
+            total_users: number;
+            /**
+             * @description How many shards have reported.
+             * @example 1
+             */
+            shards: number;
+        };
+        ClientConfigDto: {
+            /**
+             * @description The OAuth2 application (client) id.
+             * @example 1100000000000000001
+             */
+            client_id: string;
+            /**
+             * @description The id of the bot's main guild.
+             * @example 1100000000000000100
+             */
+            main_server: string;
+            /**
+             * @description Invite link of the support server.
+             * @example https://discord.gg/demo
+             */
+            support_server_invite: string;
+        };
         LivenessDto: {
             /** @enum {string} */
             status: "ok";
@@ -1492,101 +1661,6 @@ export interface components {
             /** @example Not ready: database is down */
             message: string;
             checks: components["schemas"]["ReadinessChecksDto"];
-        };
-        CurrentSessionDto: {
-            /** @enum {string} */
-            type: "login" | "api";
-            /** @description The API token's name; null for login sessions. */
-            name: string | null;
-            /**
-             * @description The user's state.
-             * @enum {string}
-             */
-            state: "normal" | "banned";
-            /** @example 0f8fad5b-d9cb-469f-a165-70867728950e */
-            id: string;
-            /** @example 1100000000000000010 */
-            user_id: string;
-            /** @description ISO 8601. */
-            created_at: string;
-            /** @description When the session expires, ISO 8601. */
-            expiry: string;
-        };
-        SessionScopeDto: {
-            /**
-             * @example [
-             *       "1100000000000000100"
-             *     ]
-             */
-            guilds: string[] | null;
-            /**
-             * @example [
-             *       "guildroles.view",
-             *       "protection.*"
-             *     ]
-             */
-            permissions: string[] | null;
-        };
-        SessionSummaryDto: {
-            name: string | null;
-            /** @enum {string} */
-            type: "login" | "api";
-            /**
-             * @description When the session was last used, ISO 8601 (recorded at most once a minute); null if never.
-             * @example 2026-11-24T10:15:00.000Z
-             */
-            last_used_at: string | null;
-            /** @description An API token's scope; null for a token without one and for login sessions. */
-            scope: components["schemas"]["SessionScopeDto"] | (never | null);
-            id: string;
-            user_id: string;
-            /** @description ISO 8601. */
-            created_at: string;
-            /** @description ISO 8601. */
-            expiry: string;
-            /** @description Whether this is the session making the request. */
-            current: boolean;
-        };
-        SessionListDto: {
-            /** @description Live sessions, newest first. Tokens are never listed. */
-            sessions: components["schemas"]["SessionSummaryDto"][];
-        };
-        TokenScopeDto: {
-            /**
-             * @description The guilds the token may act in (1 to 100 ids); its guild list shows only these.
-             * @example [
-             *       "1100000000000000100"
-             *     ]
-             */
-            guilds?: string[];
-            /**
-             * @description The permission strings the token may use (1 to 100), e.g. `guildroles.view` or
-             *     `protection.*`; `~` negates. Intersected with the user's own permissions at each call.
-             * @example [
-             *       "guildroles.view",
-             *       "protection.*"
-             *     ]
-             */
-            permissions?: string[];
-        };
-        CreateSessionDto: {
-            /**
-             * @description Only API tokens can be created here; login sessions come from `POST /oauth2`.
-             * @enum {string}
-             */
-            type: "api";
-            /**
-             * @description A name to recognise the token by.
-             * @example moderation-sync script
-             */
-            name: string;
-            /**
-             * @description Lifetime in seconds, from 60 up to API_TOKEN_MAX_TTL (10 years by default).
-             * @example 2592000
-             */
-            expiry: number;
-            /** @description Limits the token to some guilds and some permission strings; without it, it has no limit. */
-            scope?: components["schemas"]["TokenScopeDto"];
         };
         /** @description Audit log channels: View */
         AuditlogSinksViewRequest: {
@@ -2053,53 +2127,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    ConfigController_getConfig: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Public client configuration */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClientConfigDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
     DemoController_issueCode: {
         parameters: {
             query?: {
@@ -2218,6 +2245,294 @@ export interface operations {
                      *       "code": "BadRequest"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SessionsController_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session making the request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentSessionDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalAuthError or InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SessionsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's live sessions and API tokens, newest first (a scoped API token sees only itself) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionListDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalAuthError or InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SessionsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSessionDto"];
+            };
+        };
+        responses: {
+            /** @description Create an API token (login sessions only; the token is shown once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionCreatedDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError or InternalAuthError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SessionsController_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoke one of your sessions or API tokens */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
@@ -2756,334 +3071,6 @@ export interface operations {
             };
             /** @description Error: NotFound */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    StatsController_botStats: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The bot's shards and reach (cached for a few seconds) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BotStatsDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    StatsController_report: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                shard_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ShardReportDto"];
-            };
-        };
-        responses: {
-            /** @description A shard of the bot reports its state (API tokens of ROOT_USERS only) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StoredShardDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: ApiBanned or Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: BadRequest (the body is over the size limit) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
-                     *       "code": "BadRequest"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError or InternalAuthError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    EventsController_guildEventsStream: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects) */
-                "Last-Event-ID"?: string;
-            };
-            path: {
-                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
-                guild_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry of a setting the caller may view (id: its revision number; a revision the caller may not see moves the id on with an `id:` line alone, dispatching nothing); data: SettingsChangeEventDto), `reset` (The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest), or one change held more than 50 revisions (an import, a restore): read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: ApiBanned or Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError or InternalAuthError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    EventsController_botEventsStream: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects) */
-                "Last-Event-ID"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The stream of events (Server-Sent Events): `stats` (The current state: the body of GET /bot-stats; data: BotStatsDto), `shard` (A shard's status changed; data: ShardStatusEventDto), `totals` (The totals changed; data: BotTotalsEventDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    CommandsController_botState: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description An `ETag` from an earlier answer: 304 without a body while it still matches. */
-                "If-None-Match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The catalog */
-            200: {
-                headers: {
-                    /** @description Strong validator of the catalog */
-                    ETag?: string;
-                    /** @description public, max-age=300, must-revalidate */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BotStateDto"];
-                };
-            };
-            /** @description The catalog has not changed */
-            304: {
-                headers: {
-                    /** @description The same validator */
-                    ETag?: string;
-                    /** @description public, max-age=300, must-revalidate */
-                    "Cache-Control"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Error: BadRequest */
-            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3747,6 +3734,551 @@ export interface operations {
             };
         };
     };
+    CasesController_list: {
+        parameters: {
+            query?: {
+                /** @description Only the cases of this member. */
+                user_id?: string;
+                /** @description The previous page's `next_cursor`: continues with older cases. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A guild's moderation cases, newest first, a page at a time */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CasePageDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: Restricted or ApiBanned */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError or InternalAuthError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    CasesController_record: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordCaseDto"];
+            };
+        };
+        responses: {
+            /** @description The bot records a moderation case (API tokens of ROOT_USERS only) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError or InternalAuthError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StatsController_botStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bot's shards and reach (cached for a few seconds) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotStatsDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StatsController_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShardReportDto"];
+            };
+        };
+        responses: {
+            /** @description A shard of the bot reports its state (API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredShardDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError or InternalAuthError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    CommandsController_botState: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer: 304 without a body while it still matches. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog */
+            200: {
+                headers: {
+                    /** @description Strong validator of the catalog */
+                    ETag?: string;
+                    /** @description public, max-age=300, must-revalidate */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotStateDto"];
+                };
+            };
+            /** @description The catalog has not changed */
+            304: {
+                headers: {
+                    /** @description The same validator */
+                    ETag?: string;
+                    /** @description public, max-age=300, must-revalidate */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    EventsController_guildEventsStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects) */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description A platform id (snowflake): a decimal of at most 20 digits, at most 2^64 − 1 */
+                guild_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of events (Server-Sent Events): `ready` (The first event of a new stream: where the guild stands; data: GuildStreamPositionDto), `settings` (A committed change to one entry of a setting the caller may view (id: its revision number; a revision the caller may not see moves the id on with an `id:` line alone, dispatching nothing); data: SettingsChangeEventDto), `reset` (The client missed too much to replay (over 1,000 revisions, one older than 10 minutes, or an id past the newest), or one change held more than 50 revisions (an import, a restore): read the settings again; data: GuildStreamPositionDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError or InternalAuthError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    EventsController_botEventsStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it (an `EventSource` sends it when it reconnects) */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of events (Server-Sent Events): `stats` (The current state: the body of GET /bot-stats; data: BotStatsDto), `shard` (A shard's status changed; data: ShardStatusEventDto), `totals` (The totals changed; data: BotTotalsEventDto). Each is sent as `event:`, `id:` and `data:` (JSON) lines; `: heartbeat` comments keep the stream open. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    ConfigController_getConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Public client configuration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientConfigDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     HealthController_liveness: {
         parameters: {
             query?: never;
@@ -3828,294 +4360,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotReadyDto"];
-                };
-            };
-        };
-    };
-    SessionsController_current: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The session making the request */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CurrentSessionDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: ApiBanned or Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalAuthError or InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    SessionsController_list: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The user's live sessions and API tokens, newest first (a scoped API token sees only itself) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionListDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: ApiBanned or Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalAuthError or InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    SessionsController_create: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateSessionDto"];
-            };
-        };
-        responses: {
-            /** @description Create an API token (login sessions only; the token is shown once) */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionCreatedDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: ApiBanned or Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: BadRequest (the body is over the size limit) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
-                     *       "code": "BadRequest"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError or InternalAuthError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    SessionsController_revoke: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                session_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoke one of your sessions or API tokens */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
         };
