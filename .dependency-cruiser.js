@@ -65,6 +65,7 @@ const PUBLIC_API = {
   settings: [
     'settings.module',
     'schema/settings-definition',
+    'schema/guild-checks',
     'builtins/columns',
     'settings-openapi',
     'settings.commands',

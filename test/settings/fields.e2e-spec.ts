@@ -246,6 +246,28 @@ describe('settings: requests that are refused', () => {
       ]);
     });
 
+    it.each([
+      ['1100000000000000129', 'a voice channel'],
+      ['1100000000000000130', 'a stage channel'],
+      ['1100000000000000128', 'a category'],
+    ])('refuses a log channel that takes no messages: %s (%s)', async (channel, what) => {
+      const res = await owner.exec('auditlog_sinks', 'Create', { ...SINK, channel });
+      expect(res.status).toBe(400);
+      expect(res.body.details).toEqual(
+        expect.arrayContaining([
+          {
+            field: 'channel',
+            message: `${channel} is ${what}; a text or announcement channel is needed`,
+          },
+        ]),
+      );
+      const stored = await databaseOf(t()).query<unknown[]>(
+        'SELECT 1 FROM auditlog_sinks WHERE channel = $1',
+        [channel],
+      );
+      expect(stored).toEqual([]);
+    });
+
     it('refuses a log channel the bot cannot view: the platform hides it from the bot', async () => {
       const res = await owner.exec('auditlog_sinks', 'Create', {
         ...SINK,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { textChannel } from 'src/settings/schema/guild-checks';
 import {
   DeclareSetting,
   type SettingDefinition,
@@ -40,7 +41,8 @@ export class AuditlogSinksSetting implements SettingProvider {
           readonly: ['Create', 'Update'],
         }),
         scalar('channel', 'Channel', text('channel'), {
-          description: 'The channel; the bot must be able to see, send and embed there',
+          description:
+            'A text or announcement channel; the bot must be able to see, send and embed there',
         }),
         array('events', 'Events', text('normal', { allowed_values: AUDIT_EVENTS }), {
           description: 'The events posted to this channel',
@@ -59,5 +61,7 @@ export class AuditlogSinksSetting implements SettingProvider {
       footer: null,
     },
     botNeeds: { channelColumns: { channel: P.ViewChannel | P.SendMessages | P.EmbedLinks } },
+    // Events are posted as messages: a voice channel, a category or a forum cannot take them.
+    guildChecks: { channel: [textChannel] },
   };
 }

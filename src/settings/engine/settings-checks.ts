@@ -5,6 +5,7 @@ import type { GuildContext } from 'src/guilds/guild-context';
 import { missingPermissions, permissionNames } from 'src/guilds/platform-permissions';
 import { parsePermission } from 'src/permissions/permission-string';
 import type { SettingRow } from 'src/settings/schema/settings-definition';
+import type { GuildColumnCheck } from 'src/settings/schema/guild-checks';
 import { offers, storedColumns, valuesOf } from 'src/settings/engine/settings-rows';
 import type { Caller } from 'src/settings/engine/settings-callers';
 import type { ExecutableOperation, StringKind } from 'src/settings/schema/settings-schema';
@@ -60,6 +61,7 @@ export function checkRequest(
     const problems = [
       ...permissionProblems(registry, setting, fields),
       ...referenceProblems(setting, caller.context, fields),
+      ...guildRuleProblems(setting, caller.context, fields),
       ...botProblems(setting, caller.context, fields),
     ];
     if (problems.length > 0) throw invalidFields(problems);
@@ -139,6 +141,39 @@ export function referenceProblems(
     }
   }
   return problems;
+}
+
+/**
+ * The setting's own rules on what its channel and role values name (`guildChecks`): run on values
+ * that name a channel or role of the guild (`referenceProblems` reports the others).
+ */
+export function guildRuleProblems(
+  setting: RegisteredSetting,
+  context: GuildContext,
+  fields: unknown,
+): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const rows = Array.isArray(fields) ? (fields as SettingRow[]) : [fields as SettingRow];
+  for (const [column, checks] of Object.entries(setting.guildChecks ?? {})) {
+    for (const row of rows) {
+      for (const value of valuesOf(row[column])) {
+        for (const check of checks) {
+          const problem = problemOf(check, value, context);
+          if (problem !== null) problems.push({ field: column, message: problem });
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+function problemOf(check: GuildColumnCheck, value: string, context: GuildContext): string | null {
+  if (check.kind === 'channel') {
+    const channel = context.channel(value);
+    return channel ? check.problem(channel, context) : null;
+  }
+  const role = context.role(value);
+  return role ? check.problem(role, context) : null;
 }
 
 /** Every value a write sends in the setting's text columns of the given kinds. */

@@ -1,6 +1,7 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { ObjectLiteral } from 'typeorm';
 import type { EditCheck, PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
+import type { GuildColumnCheck } from 'src/settings/schema/guild-checks';
 import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/settings-schema';
 
 /** A stored row as the API shows it: column id → value. */
@@ -39,6 +40,12 @@ export interface SettingDefinition {
     /** Permissions in the channel each named column refers to (e.g. a log sink channel). */
     channelColumns?: Record<string, bigint>;
   };
+  /**
+   * Rules on the values of channel and role columns that look at the live guild, by column id
+   * (`{ channel: [textChannel] }`; kit in `guild-checks.ts`). Checked at boot: each names a stored
+   * column whose values are of the check's kind.
+   */
+  guildChecks?: Record<string, readonly GuildColumnCheck[]>;
   /** Rewrites validated fields before they are checked and stored (e.g. canonical permissions). */
   prepare?: (fields: SettingRow) => SettingRow;
   /**

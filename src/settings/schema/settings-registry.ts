@@ -10,6 +10,7 @@ import {
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { catalogSchemaProblems } from 'src/settings/schema/schema-checks';
+import { definitionProblems } from 'src/settings/schema/definition-checks';
 import { storageProblems, type StoredColumn } from 'src/settings/schema/storage-checks';
 import {
   VERSION_COLUMN,
@@ -52,6 +53,7 @@ export class SettingsRegistry implements OnModuleInit {
     const problems = catalogSchemaProblems(definitions.map((definition) => definition.schema));
     const stored = new Map<SettingDefinition, StoredColumn[]>();
     for (const definition of definitions) {
+      problems.push(...definitionProblems(definition));
       const columns = this.storedColumns(definition.entity);
       if (columns === null) {
         problems.push(
