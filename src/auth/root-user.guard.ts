@@ -1,4 +1,12 @@
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import {
+  applyDecorators,
+  type CanActivate,
+  type ExecutionContext,
+  Injectable,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
+import { Auth } from 'src/common/decorators/auth.decorator';
 import type { FastifyRequest } from 'fastify';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -32,4 +40,19 @@ export class RootUserGuard implements CanActivate {
       "Only the bot's operators (ROOT_USERS) may use internal routes",
     );
   }
+}
+
+/** The OpenAPI extension that marks a route for the bot's operators' API tokens only. */
+export const ROOT_USERS_EXTENSION = 'x-root-users-only';
+
+/**
+ * A route (or every route of a controller) for the bot's processes: an API token of a `ROOT_USERS`
+ * user, without a scope. Documented in OpenAPI as `x-root-users-only`, beside the session types.
+ */
+export function RootUsersOnly(): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    Auth('api'),
+    UseGuards(RootUserGuard),
+    ApiExtension(ROOT_USERS_EXTENSION, true),
+  );
 }

@@ -1,16 +1,6 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Param,
-  Post,
-  Put,
-  UseGuards,
-  HttpCode,
-  HttpStatus,
-} from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put, HttpCode, HttpStatus } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { RootUserGuard } from 'src/auth/root-user.guard';
+import { RootUsersOnly } from 'src/auth/root-user.guard';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import { BotGuildsFeedService } from 'src/bot-guilds/bot-guilds-feed.service';
 import {
@@ -21,7 +11,6 @@ import {
   SnapshotReceiptDto,
 } from 'src/bot-guilds/dto/bot-guilds.dto';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
-import { Auth } from 'src/common/decorators/auth.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
 
@@ -32,8 +21,7 @@ const SHARD_PARAM = {
 
 /** The bot's membership feed: where the bot is, reported by its own processes. */
 @ApiTags('stats')
-@Auth('api')
-@UseGuards(RootUserGuard)
+@RootUsersOnly()
 @Controller('internal')
 export class BotGuildsController {
   constructor(private readonly feed: BotGuildsFeedService) {}

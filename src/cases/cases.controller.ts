@@ -1,11 +1,11 @@
-import { Body, Controller, Get, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RootUserGuard } from 'src/auth/root-user.guard';
+import { RootUsersOnly } from 'src/auth/root-user.guard';
+import { Auth } from 'src/common/decorators/auth.decorator';
 import { CasesService } from 'src/cases/cases.service';
 import { CaseDto, CasePageDto, ListCasesQueryDto, RecordCaseDto } from 'src/cases/dto/cases.dto';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { ApiSnowflakeParam } from 'src/common/decorators/api-snowflake-param.decorator';
-import { Auth } from 'src/common/decorators/auth.decorator';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_DEFAULTS } from 'src/config/demo-defaults';
@@ -18,8 +18,7 @@ export class CasesController {
   constructor(private readonly cases: CasesService) {}
 
   @Post()
-  @Auth('api')
-  @UseGuards(RootUserGuard)
+  @RootUsersOnly()
   @ApiOperation({
     summary: 'The bot records a moderation case (API tokens of ROOT_USERS only)',
     description: "The case takes the guild's next number, from 1.",

@@ -1,8 +1,7 @@
-import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Param, Put } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { RootUserGuard } from 'src/auth/root-user.guard';
+import { RootUsersOnly } from 'src/auth/root-user.guard';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
-import { Auth } from 'src/common/decorators/auth.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { BotStatsDto, ShardConnectionDto } from 'src/stats/dto/bot-stats.dto';
@@ -32,8 +31,7 @@ export class StatsController {
     name: 'shard_id',
     schema: { type: 'integer', minimum: 0, maximum: MAX_SHARD_ID, example: 0 },
   })
-  @Auth('api')
-  @UseGuards(RootUserGuard)
+  @RootUsersOnly()
   @ApiOperation({
     summary: 'A shard of the bot reports its state (API tokens of ROOT_USERS only)',
   })

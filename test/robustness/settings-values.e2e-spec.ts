@@ -17,6 +17,7 @@ import {
   ROLE,
   SINK_FIELDS,
   publishedSettings,
+  settingTables,
   type Actor,
 } from 'test/settings/settings-support';
 
@@ -148,14 +149,7 @@ function storedForm(column: ColumnSchema, value: unknown): unknown {
  * newest number show a write without re-reading the whole (ever longer) trail on every request.
  */
 async function snapshot(t: TestApp): Promise<string> {
-  const tables = [
-    'auditlog_sinks',
-    'command_configs',
-    'guild_members',
-    'guild_roles',
-    'lockdown_settings',
-    'protection',
-  ];
+  const tables = settingTables(t).filter((table) => table !== 'settings_revisions');
   const select = [
     ...tables.map(
       (table) => `(SELECT json_agg(t ORDER BY t::text) FROM "${table}" t) AS "${table}"`,

@@ -1,17 +1,16 @@
 import { UsersService } from 'src/users/users.service';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { useTestApp } from 'test/support/test-app';
-import { actor, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import {
+  actor,
+  BUILTIN_SETTINGS,
+  ok,
+  ROLE,
+  WRITABLE_SETTINGS,
+  type Actor,
+} from 'test/settings/settings-support';
 
-const SETTINGS = [
-  'guildroles',
-  'guildmembers',
-  'auditlog_sinks',
-  'lockdown_settings',
-  'protection',
-  'commands',
-  'settings_history',
-];
+const SETTINGS = BUILTIN_SETTINGS;
 
 describe('settings: each built-in setting for each kind of caller', () => {
   const t = useTestApp();
@@ -49,17 +48,14 @@ describe('settings: each built-in setting for each kind of caller', () => {
     });
   });
 
-  it.each(SETTINGS.filter((s) => s !== 'settings_history'))(
-    '%s: writes need their own permission, not View',
-    async (setting) => {
-      for (const operation of ['Create', 'Update', 'Delete']) {
-        const res = await callers.permitted.exec(setting, operation, {});
-        expect({ operation, status: res.status, message: res.body.message }).toEqual({
-          operation,
-          status: 403,
-          message: `You need the permission ${setting}.${operation.toLowerCase()} in this guild`,
-        });
-      }
-    },
-  );
+  it.each(WRITABLE_SETTINGS)('%s: writes need their own permission, not View', async (setting) => {
+    for (const operation of ['Create', 'Update', 'Delete']) {
+      const res = await callers.permitted.exec(setting, operation, {});
+      expect({ operation, status: res.status, message: res.body.message }).toEqual({
+        operation,
+        status: 403,
+        message: `You need the permission ${setting}.${operation.toLowerCase()} in this guild`,
+      });
+    }
+  });
 });

@@ -2,6 +2,9 @@ import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import type { SettingSchema } from 'src/settings/schema/settings-schema';
+import { DataSource } from 'typeorm';
+import { SettingsRegistry } from 'src/settings/schema/settings-registry';
+import { committedDocument } from 'test/support/contract';
 import type { TestApp } from 'test/support/test-app';
 
 /** Ids of the demo community (src/platform/emulator/demo.seed.ts). */
@@ -20,17 +23,54 @@ export const CHANNEL = { rules: id(21), general: id(24), modLog: id(32), staffCh
 /** An `auditlog_sinks` entry the bot can serve: the moderation log channel. */
 export const SINK_FIELDS = { channel: CHANNEL.modLog, events: ['lockdown'], enabled: true };
 
-/** The built-in settings, and those of them that offer Create (suites that walk them all check these). */
-export const BUILTIN_SETTINGS = [
-  'auditlog_sinks',
-  'commands',
-  'guildmembers',
-  'guildroles',
-  'lockdown_settings',
-  'protection',
-  'settings_history',
-];
-export const CREATABLE_SETTINGS = BUILTIN_SETTINGS.filter((id) => id !== 'settings_history');
+/**
+ * Every setting the service declares and the operations each offers, as the committed OpenAPI
+ * document publishes them (one request body per setting and operation of
+ * `POST /guilds/{guild_id}/settings`; `npm run openapi:check` keeps the document equal to the
+ * code). Suites that walk every setting take their list from here, so a new setting is walked
+ * without a line in any test.
+ */
+export const DECLARED_OPERATIONS: Readonly<Record<string, readonly string[]>> =
+  declaredOperations();
+
+/** The declared settings, by id. */
+export const BUILTIN_SETTINGS = Object.keys(DECLARED_OPERATIONS).sort();
+/** Those that offer Create. */
+export const CREATABLE_SETTINGS = BUILTIN_SETTINGS.filter((id) =>
+  DECLARED_OPERATIONS[id]?.includes('Create'),
+);
+/** Those that offer Create, Update and Delete, each with its own permission. */
+export const WRITABLE_SETTINGS = BUILTIN_SETTINGS.filter((id) =>
+  ['Create', 'Update', 'Delete'].every((operation) => DECLARED_OPERATIONS[id]?.includes(operation)),
+);
+
+function declaredOperations(): Record<string, string[]> {
+  const document = committedDocument();
+  const body = (
+    document.paths['/guilds/{guild_id}/settings']?.post?.requestBody as {
+      content: Record<string, { schema: { oneOf: { $ref: string }[] } }>;
+    }
+  ).content['application/json'];
+  const operations: Record<string, string[]> = {};
+  for (const { $ref } of body?.schema.oneOf ?? []) {
+    const schema = document.components?.schemas?.[$ref.split('/').at(-1) ?? ''] as {
+      properties: { setting: { enum: [string] }; operation: { enum: [string] } };
+    };
+    const [setting] = schema.properties.setting.enum;
+    (operations[setting] ??= []).push(schema.properties.operation.enum[0]);
+  }
+  return operations;
+}
+
+/** The table of every declared setting, as the running application's registry has them. */
+export function settingTables(t: TestApp): string[] {
+  const database = t.app.get(DataSource);
+  return t.app
+    .get(SettingsRegistry)
+    .all()
+    .map((setting) => database.getMetadata(setting.entity).tableName)
+    .sort();
+}
 
 /** A logged-in demo user who runs setting operations. */
 export interface Actor {

@@ -1,21 +1,13 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, ok, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { actor, ok, settingTables, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
 
 /** Every row of every settings table, so that a refused request provably wrote nothing. */
 async function settingsRows(t: TestApp): Promise<Record<string, unknown[]>> {
   const database = databaseOf(t);
   const result: Record<string, unknown[]> = {};
-  for (const table of [
-    'auditlog_sinks',
-    'settings_revisions',
-    'guild_roles',
-    'guild_members',
-    'protection',
-    'lockdown_settings',
-    'command_configs',
-  ]) {
+  for (const table of new Set([...settingTables(t), 'settings_revisions'])) {
     result[table] = await database.query(`SELECT * FROM "${table}" ORDER BY 1, 2`);
   }
   return result;

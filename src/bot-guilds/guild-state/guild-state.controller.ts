@@ -1,15 +1,6 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  HttpStatus,
-  Param,
-  Post,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { RootUserGuard } from 'src/auth/root-user.guard';
+import { RootUsersOnly } from 'src/auth/root-user.guard';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import {
   GuildStateBatchDto,
@@ -23,7 +14,6 @@ import { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.servic
 import { MAX_STATE_BATCH_BYTES } from 'clients/bot-reporter/src/guild-state';
 import { BodyLimit } from 'src/common/http/body-limit';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
-import { Auth } from 'src/common/decorators/auth.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
 
@@ -31,8 +21,7 @@ import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
 @ApiTags('stats')
 // The two shapes of a report's `guild` (its `oneOf`).
 @ApiExtraModels(GuildStateDto, GuildStateFieldsDto)
-@Auth('api')
-@UseGuards(RootUserGuard)
+@RootUsersOnly()
 @Controller('internal')
 export class GuildStateController {
   constructor(
