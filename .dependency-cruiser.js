@@ -42,6 +42,8 @@ const PUBLIC_API = {
     // Demo mode: the emulator's bot reports its guilds through the membership feed.
     'platform-connection',
     'emulator/emulator.state',
+    // The demo world's ids, for examples that work in the demo (settings' samples).
+    'emulator/demo.seed',
   ],
   'bot-guilds': ['bot-guilds.module', 'bot-membership.service', 'guild-state/guild-state.service'],
   guilds: [

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEMO_CHANNELS, DEMO_ROLES } from 'src/platform/emulator/demo.seed';
 import { COMMAND_NAMES } from 'src/commands/command-catalog';
 import { CommandConfigEntity } from 'src/commands/command-config.entity';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
@@ -15,6 +16,16 @@ export class CommandsSetting implements SettingProvider {
   readonly definition: SettingDefinition = {
     group: 'commands',
     entity: CommandConfigEntity,
+    // Works in the demo guild: Swagger UI's example bodies, and the suite's walk (checked at boot).
+    samples: {
+      create: {
+        command: 'ban',
+        enabled: false,
+        allowed_roles: [DEMO_ROLES.moderator],
+        disabled_channels: [DEMO_CHANNELS.general],
+      },
+      update: { enabled: true },
+    },
     schema: {
       id: 'commands',
       name: 'Commands',

@@ -104,6 +104,21 @@ describe('settingRequestSchemas', () => {
   // 3.0 reader's validator (draft-07 with `nullable`) against the server's own on the same input.
   const openApiValidator = new Ajv({ allErrors: true, strict: true });
   addFormats(openApiValidator);
+  // An OpenAPI 3.0 schema keyword (a setting's sample), not a validation rule.
+  openApiValidator.addKeyword('example');
+
+  it("gives each setting's sample Create and Update as the example its own schema accepts", () => {
+    const examples = Object.entries(SCHEMAS).filter(([, schema]) => schema.example !== undefined);
+    expect(examples.map(([name]) => name).sort()).toEqual(
+      expect.arrayContaining(['GuildrolesCreateRequest', 'GuildrolesUpdateRequest']),
+    );
+    for (const [name, schema] of examples) {
+      expect({ name, valid: openApiValidator.compile(schema)(schema.example) }).toEqual({
+        name,
+        valid: true,
+      });
+    }
+  });
   const role = '1100000000000000104';
   const samples: [string, ExecutableOperation, unknown][] = [
     ['guildroles', 'View', { limit: 25 }],

@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';
+import { sampleFields } from 'src/settings/schema/setting-samples';
 import type { JsonSchema } from 'src/settings/schema/validation-schema';
 
 /** The operation whose body the per-setting schemas describe. */
@@ -61,8 +62,14 @@ export function settingRequestSchemas(
   const schemas: Record<string, SchemaObject> = {};
   for (const setting of [...settings].sort((a, b) => a.schema.id.localeCompare(b.schema.id))) {
     const defs = setting.validator.document.$defs as Record<string, JsonSchema>;
+    const samples: Record<string, unknown> = sampleFields(setting) ?? {};
     for (const [operation, fields] of Object.entries(defs)) {
+      const sample = samples[operation];
       schemas[`${pascalCase(setting.schema.id)}${operation}Request`] = {
+        // The setting's sample (checked at boot): shown as this body's example.
+        ...(sample !== undefined && {
+          example: { setting: setting.schema.id, operation, fields: sample },
+        }),
         type: 'object',
         description: `${setting.schema.name}: ${operation}`,
         properties: {

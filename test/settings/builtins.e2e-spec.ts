@@ -1,60 +1,33 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import { committedDocument } from 'test/support/contract';
+import {
+  actor,
+  CREATABLE_SETTINGS,
+  ok,
+  publishedSettings,
+  ROLE,
+  type Actor,
+} from 'test/settings/settings-support';
 
 type Row = Record<string, unknown>;
 
-/** Each built-in setting: a valid Create, its key, and an Update. */
-const BUILTINS: [string, Row, (created: Row) => Row, Row][] = [
-  [
-    'guildroles',
-    { role_id: ROLE.helper, perms: ['rpc.view', 'test'], index: 5 },
-    (r) => ({ role_id: r.role_id }),
-    { perms: ['rpc.view', 'rpc.kick'] },
-  ],
-  [
-    'guildmembers',
-    { user_id: DEMO_IDS.carol, perm_overrides: ['rpc.kick'] },
-    (r) => ({ user_id: r.user_id }),
-    { perm_overrides: [] },
-  ],
-  [
-    'auditlog_sinks',
-    { channel: CHANNEL.modLog, events: ['member_ban', 'lockdown'], enabled: true },
-    (r) => ({ id: r.id }),
-    { enabled: false },
-  ],
-  [
-    'lockdown_settings',
-    { id: 'default', member_roles: [ROLE.member], require_correct_layout: true },
-    () => ({ id: 'default' }),
-    { require_correct_layout: false },
-  ],
-  [
-    'protection',
-    {
-      id: 'default',
-      minimum_account_age: '604800',
-      max_mentions: 10,
-      hoist_detection: 5,
-      fake_bot_detection: 0,
-    },
-    () => ({ id: 'default' }),
-    { max_mentions: null },
-  ],
-  [
-    'commands',
-    {
-      command: 'ban',
-      enabled: false,
-      allowed_roles: [ROLE.moderator],
-      disabled_channels: [CHANNEL.general],
-    },
-    () => ({ command: 'ban' }),
-    { enabled: true },
-  ],
-];
+/** Each setting's sample Create and Update, from the examples of the committed document. */
+const SAMPLES: Record<string, { create: Row; update: Row }> = (() => {
+  const samples: Record<string, { create: Row; update: Row }> = {};
+  const schemas = (committedDocument().components?.schemas ?? {}) as Record<
+    string,
+    { example?: { setting: string; operation: string; fields: Row } }
+  >;
+  for (const { example } of Object.values(schemas)) {
+    if (!example || (example.operation !== 'Create' && example.operation !== 'Update')) continue;
+    const entry = (samples[example.setting] ??= { create: {}, update: {} });
+    entry[example.operation === 'Create' ? 'create' : 'update'] = example.fields;
+  }
+  return samples;
+})();
+const SAMPLED_SETTINGS = Object.keys(SAMPLES).sort();
 
 describe('built-in settings, every operation, by the guild owner', () => {
   const t = useTestApp();
@@ -64,13 +37,19 @@ describe('built-in settings, every operation, by the guild owner', () => {
     owner = await actor(t(), DEMO_IDS.alice);
   });
 
-  it.each(BUILTINS)('%s: Create, View, Update, Delete', async (setting, create, keyOf, update) => {
-    const created = ok(await owner.exec(setting, 'Create', create)) as Row;
-    expect(created).toMatchObject(
-      create.perms ? { ...create, perms: ['rpc.view', 'global.test'] } : create,
+  // Every setting that declares samples, as the committed document shows them (its Create and
+  // Update examples): a setting declared with samples is walked without a line here.
+  it.each(SAMPLED_SETTINGS)('%s: Create, View, Update, Delete', async (setting) => {
+    const { create, update: updateExample } = SAMPLES[setting];
+    const schema = (await publishedSettings(t(), owner.token)).find((s) => s.id === setting)!;
+    const keyColumns = schema.columns.filter((c) => c.primary_key).map((c) => c.id);
+    const update = Object.fromEntries(
+      Object.entries(updateExample).filter(([column]) => !keyColumns.includes(column)),
     );
+    const created = ok(await owner.exec(setting, 'Create', create)) as Row;
+    expect(created).toMatchObject(create);
     expect(created).toMatchObject({ created_by: DEMO_IDS.alice, last_updated_by: DEMO_IDS.alice });
-    const key = keyOf(created);
+    const key = Object.fromEntries(keyColumns.map((column) => [column, created[column]]));
 
     const viewed = ok(await owner.exec(setting, 'View', {})) as Row[];
     expect(viewed).toContainEqual(created);
@@ -83,13 +62,33 @@ describe('built-in settings, every operation, by the guild owner', () => {
       last_updated_at: expect.any(String),
     });
 
+    // A second entry with the same key is refused, unless the service chooses keys.
+    const chosenByService = schema.columns.some(
+      (c) => c.primary_key && (c.readonly as string[] | undefined)?.includes('Create'),
+    );
     const duplicate = await owner.exec(setting, 'Create', { ...create, ...key });
-    if (setting !== 'auditlog_sinks') expect(duplicate.status).toBe(400);
+    if (!chosenByService) expect(duplicate.status).toBe(400);
 
     expect(ok(await owner.exec(setting, 'Delete', key))).toEqual(key);
     expect(ok(await owner.exec(setting, 'View', key))).toEqual([]);
     const gone = await owner.exec(setting, 'Update', { ...key, ...update });
     expect(gone.status).toBe(404);
+  });
+
+  it('covers every setting that offers Create: each declares samples', () => {
+    expect(SAMPLED_SETTINGS).toEqual(CREATABLE_SETTINGS);
+  });
+
+  it('guildroles: stores permission strings in their canonical form', async () => {
+    const created = ok(
+      await owner.exec('guildroles', 'Create', {
+        role_id: ROLE.eventHost,
+        perms: ['rpc.view', 'test'],
+        index: 6,
+      }),
+    ) as Row;
+    expect(created.perms).toEqual(['rpc.view', 'global.test']);
+    ok(await owner.exec('guildroles', 'Delete', { role_id: ROLE.eventHost }));
   });
 
   it('guildroles: Reorder moves entries and View lists them by index', async () => {

@@ -1684,7 +1684,21 @@ export interface components {
                 offset?: number;
             };
         };
-        /** @description Audit log channels: Create */
+        /**
+         * @description Audit log channels: Create
+         * @example {
+         *       "setting": "auditlog_sinks",
+         *       "operation": "Create",
+         *       "fields": {
+         *         "channel": "1100000000000000132",
+         *         "events": [
+         *           "member_ban",
+         *           "lockdown"
+         *         ],
+         *         "enabled": true
+         *       }
+         *     }
+         */
         AuditlogSinksCreateRequest: {
             /** @enum {string} */
             setting: "auditlog_sinks";
@@ -1703,7 +1717,17 @@ export interface components {
                 version?: number;
             };
         };
-        /** @description Audit log channels: Update */
+        /**
+         * @description Audit log channels: Update
+         * @example {
+         *       "setting": "auditlog_sinks",
+         *       "operation": "Update",
+         *       "fields": {
+         *         "id": "00000000-0000-4000-8000-000000000000",
+         *         "enabled": false
+         *       }
+         *     }
+         */
         AuditlogSinksUpdateRequest: {
             /** @enum {string} */
             setting: "auditlog_sinks";
@@ -1755,7 +1779,23 @@ export interface components {
                 offset?: number;
             };
         };
-        /** @description Commands: Create */
+        /**
+         * @description Commands: Create
+         * @example {
+         *       "setting": "commands",
+         *       "operation": "Create",
+         *       "fields": {
+         *         "command": "ban",
+         *         "enabled": false,
+         *         "allowed_roles": [
+         *           "1100000000000000103"
+         *         ],
+         *         "disabled_channels": [
+         *           "1100000000000000124"
+         *         ]
+         *       }
+         *     }
+         */
         CommandsCreateRequest: {
             /** @enum {string} */
             setting: "commands";
@@ -1774,7 +1814,17 @@ export interface components {
                 version?: number;
             };
         };
-        /** @description Commands: Update */
+        /**
+         * @description Commands: Update
+         * @example {
+         *       "setting": "commands",
+         *       "operation": "Update",
+         *       "fields": {
+         *         "command": "ban",
+         *         "enabled": true
+         *       }
+         *     }
+         */
         CommandsUpdateRequest: {
             /** @enum {string} */
             setting: "commands";
@@ -1824,7 +1874,19 @@ export interface components {
                 offset?: number;
             };
         };
-        /** @description Member permissions: Create */
+        /**
+         * @description Member permissions: Create
+         * @example {
+         *       "setting": "guildmembers",
+         *       "operation": "Create",
+         *       "fields": {
+         *         "user_id": "1100000000000000013",
+         *         "perm_overrides": [
+         *           "rpc.kick"
+         *         ]
+         *       }
+         *     }
+         */
         GuildmembersCreateRequest: {
             /** @enum {string} */
             setting: "guildmembers";
@@ -1840,7 +1902,17 @@ export interface components {
                 version?: number;
             };
         };
-        /** @description Member permissions: Update */
+        /**
+         * @description Member permissions: Update
+         * @example {
+         *       "setting": "guildmembers",
+         *       "operation": "Update",
+         *       "fields": {
+         *         "user_id": "1100000000000000013",
+         *         "perm_overrides": []
+         *       }
+         *     }
+         */
         GuildmembersUpdateRequest: {
             /** @enum {string} */
             setting: "guildmembers";
@@ -1887,7 +1959,21 @@ export interface components {
                 offset?: number;
             };
         };
-        /** @description Role permissions: Create */
+        /**
+         * @description Role permissions: Create
+         * @example {
+         *       "setting": "guildroles",
+         *       "operation": "Create",
+         *       "fields": {
+         *         "role_id": "1100000000000000104",
+         *         "perms": [
+         *           "rpc.view",
+         *           "rpc.kick"
+         *         ],
+         *         "index": 5
+         *       }
+         *     }
+         */
         GuildrolesCreateRequest: {
             /** @enum {string} */
             setting: "guildroles";
@@ -1904,7 +1990,19 @@ export interface components {
                 version?: number;
             };
         };
-        /** @description Role permissions: Update */
+        /**
+         * @description Role permissions: Update
+         * @example {
+         *       "setting": "guildroles",
+         *       "operation": "Update",
+         *       "fields": {
+         *         "role_id": "1100000000000000104",
+         *         "perms": [
+         *           "rpc.view"
+         *         ]
+         *       }
+         *     }
+         */
         GuildrolesUpdateRequest: {
             /** @enum {string} */
             setting: "guildroles";
@@ -1965,7 +2063,20 @@ export interface components {
                 offset?: number;
             };
         };
-        /** @description Lockdown: Create */
+        /**
+         * @description Lockdown: Create
+         * @example {
+         *       "setting": "lockdown_settings",
+         *       "operation": "Create",
+         *       "fields": {
+         *         "id": "default",
+         *         "member_roles": [
+         *           "1100000000000000109"
+         *         ],
+         *         "require_correct_layout": true
+         *       }
+         *     }
+         */
         LockdownSettingsCreateRequest: {
             /** @enum {string} */
             setting: "lockdown_settings";
@@ -1983,7 +2094,17 @@ export interface components {
                 version?: number;
             };
         };
-        /** @description Lockdown: Update */
+        /**
+         * @description Lockdown: Update
+         * @example {
+         *       "setting": "lockdown_settings",
+         *       "operation": "Update",
+         *       "fields": {
+         *         "id": "default",
+         *         "require_correct_layout": false
+         *       }
+         *     }
+         */
         LockdownSettingsUpdateRequest: {
             /** @enum {string} */
             setting: "lockdown_settings";
@@ -2039,7 +2160,20 @@ export interface components {
                 offset?: number;
             };
         };
-        /** @description Protection: Create */
+        /**
+         * @description Protection: Create
+         * @example {
+         *       "setting": "protection",
+         *       "operation": "Create",
+         *       "fields": {
+         *         "id": "default",
+         *         "minimum_account_age": "604800",
+         *         "max_mentions": 10,
+         *         "hoist_detection": 5,
+         *         "fake_bot_detection": 0
+         *       }
+         *     }
+         */
         ProtectionCreateRequest: {
             /** @enum {string} */
             setting: "protection";
@@ -2061,7 +2195,17 @@ export interface components {
                 version?: number;
             };
         };
-        /** @description Protection: Update */
+        /**
+         * @description Protection: Update
+         * @example {
+         *       "setting": "protection",
+         *       "operation": "Update",
+         *       "fields": {
+         *         "id": "default",
+         *         "max_mentions": null
+         *       }
+         *     }
+         */
         ProtectionUpdateRequest: {
             /** @enum {string} */
             setting: "protection";

@@ -41,6 +41,16 @@ const ROLES = {
   newcomer: role(12),
 };
 
+/** Roles of the demo community, for examples that work in the demo (a setting's samples). */
+export const DEMO_ROLES: Readonly<Record<keyof typeof ROLES, string>> = ROLES;
+
+/** Channels of the demo community that examples name. */
+export const DEMO_CHANNELS = {
+  rules: channel(21),
+  general: channel(24),
+  modLog: channel(32),
+} as const;
+
 /** What @everyone may do in the demo guilds: the platform's defaults for a new guild. */
 export const EVERYONE_DEFAULT = bits(
   P.CreateInstantInvite,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEMO_CHANNELS } from 'src/platform/emulator/demo.seed';
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
@@ -27,6 +28,11 @@ export class AuditlogSinksSetting implements SettingProvider {
   readonly definition: SettingDefinition = {
     group: 'logging',
     entity: AuditlogSinkEntity,
+    // Works in the demo guild: Swagger UI's example bodies, and the suite's walk (checked at boot).
+    samples: {
+      create: { channel: DEMO_CHANNELS.modLog, events: ['member_ban', 'lockdown'], enabled: true },
+      update: { enabled: false },
+    },
     schema: {
       id: 'auditlog_sinks',
       name: 'Audit log channels',

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
 import { verifyMemberOverrideChange } from 'src/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
@@ -17,6 +18,11 @@ export class GuildMembersSetting implements SettingProvider {
   readonly definition: SettingDefinition = {
     group: 'permissions',
     entity: GuildMemberEntity,
+    // Works in the demo guild: Swagger UI's example bodies, and the suite's walk (checked at boot).
+    samples: {
+      create: { user_id: DEMO_IDS.carol, perm_overrides: ['rpc.kick'] },
+      update: { perm_overrides: [] },
+    },
     schema: {
       id: 'guildmembers',
       name: 'Member permissions',

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEMO_ROLES } from 'src/platform/emulator/demo.seed';
 import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
 import { verifyRoleEntryChange, type RoleEdit } from 'src/permissions/edit-checks';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
@@ -18,6 +19,11 @@ export class GuildRolesSetting implements SettingProvider {
   readonly definition: SettingDefinition = {
     group: 'permissions',
     entity: GuildRoleEntity,
+    // Works in the demo guild: Swagger UI's example bodies, and the suite's walk (checked at boot).
+    samples: {
+      create: { role_id: DEMO_ROLES.helper, perms: ['rpc.view', 'rpc.kick'], index: 5 },
+      update: { perms: ['rpc.view'] },
+    },
     schema: {
       id: 'guildroles',
       name: 'Role permissions',

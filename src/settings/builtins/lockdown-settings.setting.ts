@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEMO_ROLES } from 'src/platform/emulator/demo.seed';
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import {
   array,
@@ -22,6 +23,11 @@ export class LockdownSettingsSetting implements SettingProvider {
   readonly definition: SettingDefinition = {
     group: 'moderation',
     entity: LockdownSettingsEntity,
+    // Works in the demo guild: Swagger UI's example bodies, and the suite's walk (checked at boot).
+    samples: {
+      create: { id: 'default', member_roles: [DEMO_ROLES.member], require_correct_layout: true },
+      update: { require_correct_layout: false },
+    },
     schema: {
       id: 'lockdown_settings',
       name: 'Lockdown',

@@ -14,6 +14,17 @@ export class ProtectionSetting implements SettingProvider {
   readonly definition: SettingDefinition = {
     group: 'moderation',
     entity: ProtectionEntity,
+    // Works in the demo guild: Swagger UI's example bodies, and the suite's walk (checked at boot).
+    samples: {
+      create: {
+        id: 'default',
+        minimum_account_age: '604800',
+        max_mentions: 10,
+        hoist_detection: 5,
+        fake_bot_detection: 0,
+      },
+      update: { max_mentions: null },
+    },
     schema: {
       id: 'protection',
       name: 'Protection',

@@ -46,6 +46,13 @@ export interface SettingDefinition {
    * column whose values are of the check's kind.
    */
   guildChecks?: Record<string, readonly GuildColumnCheck[]>;
+  /**
+   * An entry that works in the demo guild: the example of this setting's Create body (`create`)
+   * and of its Update (the created entry's key with `update`'s changes) in the OpenAPI document,
+   * and what the test suite runs through Create, View, Update and Delete. Validated at boot
+   * against the setting's own Create and Update fields.
+   */
+  samples?: { create: SettingRow; update: SettingRow };
   /** Rewrites validated fields before they are checked and stored (e.g. canonical permissions). */
   prepare?: (fields: SettingRow) => SettingRow;
   /**

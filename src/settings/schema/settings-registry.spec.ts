@@ -7,6 +7,7 @@ import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import type { SettingDefinition, SettingProvider } from 'src/settings/schema/settings-definition';
 import type { ColumnSchema, SettingSchema } from 'src/settings/schema/settings-schema';
 import { InvalidSettingsError, SettingsRegistry } from 'src/settings/schema/settings-registry';
+import { textChannel } from 'src/settings/schema/guild-checks';
 import { FeedbackSetting, FeedbackTopicEntity } from 'test/fixtures/feedback.setting';
 
 /** A data source that knows the entities' metadata, as the application's does, never connected. */
@@ -101,6 +102,29 @@ describe('the settings registry at boot', () => {
     const registry = await registryOf({ definition });
     expect(() => registry.onModuleInit()).toThrow(InvalidSettingsError);
     expect(() => registry.onModuleInit()).toThrow('guildroles: index_by "rank" is not a column');
+  });
+
+  it('refuses to boot with a sample its own fields refuse, naming the setting and the field', async () => {
+    const { definition } = new GuildRolesSetting();
+    const registry = await registryOf({
+      definition: {
+        ...definition,
+        samples: { create: { role_id: 'helper', perms: [], index: 1 }, update: { index: 0 } },
+      },
+    });
+    expect(() => registry.onModuleInit()).toThrow(
+      /guildroles: its sample Create is refused: role_id .*; guildroles: its sample Update is refused: /,
+    );
+  });
+
+  it('refuses a guild check on a column the setting does not have', async () => {
+    const { definition } = new GuildRolesSetting();
+    const registry = await registryOf({
+      definition: { ...definition, guildChecks: { channel: [textChannel] } },
+    });
+    expect(() => registry.onModuleInit()).toThrow(
+      'guildroles: a channel check in guildChecks names the column channel, which the setting does not have',
+    );
   });
 
   it('refuses two declarations of one setting', async () => {

@@ -9,6 +9,7 @@ import {
 } from 'src/settings/schema/settings-definition';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
+import { sampleFields } from 'src/settings/schema/setting-samples';
 import { catalogSchemaProblems } from 'src/settings/schema/schema-checks';
 import { definitionProblems } from 'src/settings/schema/definition-checks';
 import { storageProblems, type StoredColumn } from 'src/settings/schema/storage-checks';
@@ -71,6 +72,13 @@ export class SettingsRegistry implements OnModuleInit {
       const columns = stored.get(definition) ?? [];
       const schema = normalizeSchema(withVersionColumn(definition.schema, columns), columns);
       const validator = new FieldsValidator(schema);
+      for (const [operation, fields] of Object.entries(sampleFields(definition) ?? {})) {
+        const checked = validator.check(operation as 'Create' | 'Update', fields);
+        if (!checked.ok) {
+          const said = checked.details.map((detail) => `${detail.field} ${detail.message}`);
+          problems.push(`${schema.id}: its sample ${operation} is refused: ${said.join(', ')}`);
+        }
+      }
       this.settings.set(schema.id, {
         ...definition,
         schema,
@@ -78,6 +86,7 @@ export class SettingsRegistry implements OnModuleInit {
         validationTemplate: JSON.stringify(validator.document),
       });
     }
+    if (problems.length > 0) throw new InvalidSettingsError(problems);
     this.published = groupByModule(this.all());
   }
 
