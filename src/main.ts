@@ -62,6 +62,8 @@ async function failBoot(error: unknown): Promise<never> {
   } else {
     logger.fatal({ err: error }, `The service could not start: ${(error as Error).message}`);
   }
+  // The fatal line is the last: modules still starting beside the one that failed log nothing more.
+  logger.level = 'silent';
   await flushLogs(logger);
   process.exit(1);
 }

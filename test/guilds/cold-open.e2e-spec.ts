@@ -8,18 +8,28 @@ import { emulatorOf, loginAs, loginOn } from 'test/support/auth';
 import { eventually } from 'test/support/eventually';
 import { useTestApp } from 'test/support/test-app';
 
-/** The platform's answers held back a while, and how many requests were under way at once. */
-function overlapMeter(emulator: PlatformEmulator): { routes: string[]; maxInFlight: () => number } {
+/**
+ * The platform's answers held back until `together` requests are under way at once (or 10 s, far
+ * past any round trip, have passed: requests sent one after another then show as 1 in flight), and
+ * how many were under way at once. A condition, not a pause: on a busy machine the calls a request
+ * makes together may arrive some time apart, and are still counted together.
+ */
+function overlapMeter(
+  emulator: PlatformEmulator,
+  together: number,
+): { routes: string[]; maxInFlight: () => number } {
   const routes: string[] = [];
   let inFlight = 0;
   let most = 0;
+  let release = (): void => undefined;
+  const all = new Promise<void>((resolve) => (release = resolve));
   emulator.intercept(async (route, _reply, closing) => {
     routes.push(route);
     inFlight += 1;
     most = Math.max(most, inFlight);
+    if (inFlight >= together) release();
     try {
-      // Long enough for every call a request makes together to arrive while the first is held.
-      await sleep(150, undefined, { signal: closing });
+      await Promise.race([all, sleep(10_000, undefined, { signal: closing, ref: false })]);
     } finally {
       inFlight -= 1;
     }
@@ -40,7 +50,7 @@ describe('a guild opened cold from the platform', () => {
   it('asks for the guild, its channels, threads and both members together', async () => {
     const login = await loginAs(t(), DEMO_IDS.carol);
     await sleep(1_100);
-    const meter = overlapMeter(emulatorOf(t()));
+    const meter = overlapMeter(emulatorOf(t()), 5);
     const res = await t()
       .http()
       .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
@@ -61,7 +71,7 @@ describe('a guild opened cold from the platform', () => {
   it("serves the first View of a guild's settings in one round of calls", async () => {
     const login = await loginAs(t(), DEMO_IDS.alice);
     await sleep(1_100);
-    const meter = overlapMeter(emulatorOf(t()));
+    const meter = overlapMeter(emulatorOf(t()), 5);
     await t()
       .http()
       .post(`/guilds/${DEMO_IDS.community}/settings`)
@@ -75,7 +85,7 @@ describe('a guild opened cold from the platform', () => {
   it('answers the settings schemas with no platform call at all', async () => {
     const login = await loginAs(t(), DEMO_IDS.alice);
     await sleep(1_100);
-    const meter = overlapMeter(emulatorOf(t()));
+    const meter = overlapMeter(emulatorOf(t()), 5);
     await t()
       .http()
       .get(`/guilds/${DEMO_IDS.botLab}/settings`)
