@@ -6,10 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { STAMP } from './build.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
-/** When the last successful build started (ms since the epoch), written after it succeeded. */
-const STAMP = join(ROOT, 'dist', '.built-at');
 /** What tsconfig.build.json compiles. */
 const SOURCES = ['src', 'scripts', 'bench', 'ormconfig.ts'];
 /** The build's settings and tools: a change to one of them is a change to what it makes. */
@@ -60,6 +59,7 @@ export function buildIfStale() {
   const started = Date.now();
   const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['inherit', 2, 2] });
   if (build.status !== 0) return build.status ?? 1;
+  // `npm run build` stamps its own run too (scripts/build.mjs); this stamp is as early or earlier.
   writeFileSync(STAMP, String(started));
   return 0;
 }

@@ -175,6 +175,8 @@ function main(): void {
         process.exit(1);
       }
       console.log(`The ${name} in ${where} matches the code`);
+    } else if (updated === text) {
+      console.log(`${where}: ${name} already matches the code`);
     } else {
       writeFileSync(file, updated);
       console.log(`${where}: ${name} updated`);

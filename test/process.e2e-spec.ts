@@ -618,10 +618,9 @@ describe('building only when stale', () => {
     mkdirSync(join(project, 'scripts'), { recursive: true });
     mkdirSync(join(project, 'src'));
     mkdirSync(join(project, 'dist'));
-    cpSync(
-      join(ROOT, 'scripts', 'build-if-stale.mjs'),
-      join(project, 'scripts', 'build-if-stale.mjs'),
-    );
+    for (const script of ['build-if-stale.mjs', 'build.mjs']) {
+      cpSync(join(ROOT, 'scripts', script), join(project, 'scripts', script));
+    }
     writeFileSync(join(project, 'src', 'main.ts'), 'export {};\n');
     writeFileSync(join(project, 'src', 'main.spec.ts'), 'export {};\n');
     for (const file of [

@@ -9,7 +9,7 @@ import {
   ParseUUIDPipe,
   Post,
 } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedSession, TokenScope } from 'src/common/auth/authenticated-session';
 import { NoStore } from 'src/common/decorators/no-store.decorator';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -128,6 +128,11 @@ export class SessionsController {
 
   @Delete(':session_id')
   @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiParam({
+    name: 'session_id',
+    description: 'The session or API token (its `id` in `GET /sessions`)',
+    schema: { type: 'string', format: 'uuid', example: '00000000-0000-4000-8000-000000000000' },
+  })
   @ApiOperation({ summary: 'Revoke one of your sessions or API tokens' })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.Restricted, ErrorCode.NotFound)
   async revoke(

@@ -14,10 +14,9 @@ import {
   BUILTIN_SETTINGS,
   GUILD,
   ok,
-  ROLE,
-  SINK_FIELDS,
   publishedSettings,
   settingTables,
+  SETTING_SAMPLES,
   type Actor,
 } from 'test/settings/settings-support';
 
@@ -83,29 +82,13 @@ const VALUE_CLASSES: Record<string, string[]> = {
 };
 
 /** A stored entry of each setting that offers Create: the row Update, Delete and Reorder name. */
+/** An entry of every setting that offers Create: its declared sample (its Create example). */
 function seedRows(schemas: SettingSchema[]): Record<string, Row> {
-  const command = schemas.find((s) => s.id === 'commands')?.columns[0].column_type.inner as {
-    allowed_values: string[];
-  };
-  return {
-    auditlog_sinks: SINK_FIELDS,
-    commands: {
-      command: command.allowed_values[0],
-      enabled: true,
-      allowed_roles: [],
-      disabled_channels: [],
-    },
-    guildmembers: { user_id: DEMO_IDS.demoUser, perm_overrides: ['rpc.view'] },
-    guildroles: { role_id: ROLE.helper, perms: ['rpc.view'], index: 5 },
-    lockdown_settings: { id: 'default', member_roles: [], require_correct_layout: false },
-    protection: {
-      id: 'default',
-      minimum_account_age: null,
-      max_mentions: null,
-      hoist_detection: 0,
-      fake_bot_detection: 0,
-    },
-  };
+  return Object.fromEntries(
+    schemas
+      .filter((schema) => schema.operations.includes('Create'))
+      .map((schema) => [schema.id, SETTING_SAMPLES[schema.id]?.create ?? {}]),
+  );
 }
 
 /** The `fields` of an operation that the server accepts in form, with one column's value replaced. */

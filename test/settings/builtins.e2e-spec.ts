@@ -1,32 +1,20 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { committedDocument } from 'test/support/contract';
 import {
   actor,
   CREATABLE_SETTINGS,
   ok,
   publishedSettings,
   ROLE,
+  SETTING_SAMPLES,
   type Actor,
 } from 'test/settings/settings-support';
 
 type Row = Record<string, unknown>;
 
 /** Each setting's sample Create and Update, from the examples of the committed document. */
-const SAMPLES: Record<string, { create: Row; update: Row }> = (() => {
-  const samples: Record<string, { create: Row; update: Row }> = {};
-  const schemas = (committedDocument().components?.schemas ?? {}) as Record<
-    string,
-    { example?: { setting: string; operation: string; fields: Row } }
-  >;
-  for (const { example } of Object.values(schemas)) {
-    if (!example || (example.operation !== 'Create' && example.operation !== 'Update')) continue;
-    const entry = (samples[example.setting] ??= { create: {}, update: {} });
-    entry[example.operation === 'Create' ? 'create' : 'update'] = example.fields;
-  }
-  return samples;
-})();
+const SAMPLES = SETTING_SAMPLES;
 const SAMPLED_SETTINGS = Object.keys(SAMPLES).sort();
 
 describe('built-in settings, every operation, by the guild owner', () => {

@@ -62,6 +62,35 @@ function declaredOperations(): Record<string, string[]> {
   return operations;
 }
 
+/**
+ * Each setting's sample entry (`samples` in its declaration), as the committed document shows it:
+ * the examples of its Create and Update bodies. Suites that need an entry of every setting start
+ * from these, so a new setting brings its own.
+ */
+export const SETTING_SAMPLES: Readonly<
+  Record<string, { create: Record<string, unknown>; update: Record<string, unknown> }>
+> = settingSamples();
+
+function settingSamples(): Record<
+  string,
+  { create: Record<string, unknown>; update: Record<string, unknown> }
+> {
+  const samples: Record<
+    string,
+    { create: Record<string, unknown>; update: Record<string, unknown> }
+  > = {};
+  const schemas = (committedDocument().components?.schemas ?? {}) as Record<
+    string,
+    { example?: { setting: string; operation: string; fields: Record<string, unknown> } }
+  >;
+  for (const { example } of Object.values(schemas)) {
+    if (!example || (example.operation !== 'Create' && example.operation !== 'Update')) continue;
+    const entry = (samples[example.setting] ??= { create: {}, update: {} });
+    entry[example.operation === 'Create' ? 'create' : 'update'] = example.fields;
+  }
+  return samples;
+}
+
 /** The table of every declared setting, as the running application's registry has them. */
 export function settingTables(t: TestApp): string[] {
   const database = t.app.get(DataSource);

@@ -2631,6 +2631,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The session or API token (its `id` in `GET /sessions`) */
                 session_id: string;
             };
             cookie?: never;
