@@ -137,6 +137,58 @@ describe('metrics (METRICS_PORT, METRICS_TOKEN)', () => {
   });
 });
 
+describe('metrics of what the service depends on: logins, the shared queues, the membership feed', () => {
+  let metricsPort: number;
+  let t: TestApp;
+  const scraped = async (): Promise<string> => (await scrape(metricsPort, `Bearer ${TOKEN}`)).body;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { METRICS_PORT: '0', METRICS_TOKEN: TOKEN } });
+    metricsPort = t.app.get(MetricsServer).port!;
+  });
+  afterAll(() => t.close());
+
+  it('counts logins by outcome, and how long calls waited for their turn in a shared queue', async () => {
+    const before = await scraped();
+    const count = (body: string, line: string): number => sample(body, line) ?? 0;
+    await loginAs(t, DEMO_IDS.alice);
+    const refused = await t.http().post('/oauth2').send({
+      code: 'never-issued',
+      redirect_uri: 'http://localhost:3000/docs/oauth2-redirect.html',
+    });
+    expect(refused.status).toBe(400);
+    const after = await scraped();
+    expect({
+      ok:
+        count(after, 'bms_logins_total{outcome="ok"}') -
+        count(before, 'bms_logins_total{outcome="ok"}'),
+      refused:
+        count(after, 'bms_logins_total{outcome="refused"}') -
+        count(before, 'bms_logins_total{outcome="refused"}'),
+    }).toEqual({ ok: 1, refused: 1 });
+    // Each exchange of a code waited its turn in the OAuth2 client's queue (at once, here).
+    const waits =
+      count(after, 'bms_platform_queue_wait_seconds_count') -
+      count(before, 'bms_platform_queue_wait_seconds_count');
+    expect(waits).toBeGreaterThanOrEqual(2);
+    expect(count(after, 'bms_platform_queue_wait_seconds_bucket{le="10"}')).toBe(
+      count(after, 'bms_platform_queue_wait_seconds_count'),
+    );
+  });
+
+  it("says whether the bot's membership feed is live and how long ago each shard reported", async () => {
+    // The demo bot reports its one shard at boot.
+    const body = await eventually(
+      scraped,
+      (text) => sample(text, 'bms_membership_feed_live') === 1,
+    );
+    const age = sample(body, 'bms_membership_feed_report_age_seconds{shard="0"}');
+    expect(age).toBeGreaterThanOrEqual(0);
+    expect(age).toBeLessThan(3600);
+    expect(body).not.toMatch(/^bms_membership_feed_report_age_seconds\{shard="1"\}/m);
+  });
+});
+
 describe('metrics of platform failures', () => {
   let metricsPort: number;
   let t: TestApp;

@@ -7,6 +7,7 @@ import { OAuth2CodeGuard } from 'src/auth/oauth2-code-guard';
 import { UsersService } from 'src/users/users.service';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { type LoginOutcome, Metrics } from 'src/common/metrics/metrics';
 import { AppConfig } from 'src/config/app-config';
 import { OAuth2GrantError } from 'src/platform/platform.errors';
 import { PlatformClient } from 'src/platform/platform.client';
@@ -36,9 +37,22 @@ export class LoginService {
     private readonly grants: GrantService,
     private readonly sessions: SessionsService,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly metrics: Metrics,
   ) {}
 
+  /** Logs in, counting the outcome (`bms_logins_total`). */
   async login(code: string, redirectUri: string, codeVerifier?: string): Promise<Login> {
+    try {
+      const login = await this.attempt(code, redirectUri, codeVerifier);
+      this.metrics.login('ok');
+      return login;
+    } catch (error) {
+      this.metrics.login(loginOutcomeOf(error));
+      throw error;
+    }
+  }
+
+  private async attempt(code: string, redirectUri: string, codeVerifier?: string): Promise<Login> {
     if (!this.config.oauth2.allowedRedirects.includes(redirectUri)) {
       throw new AppException(
         ErrorCode.Restricted,
@@ -133,4 +147,17 @@ export function grantRefusalMessage(
     return 'code_verifier was sent, but this code was issued without a code_challenge: exchange it without code_verifier';
   }
   return 'The authorization code is invalid or expired; start the login again';
+}
+
+/** A failed login's outcome, by the error it answers with. */
+function loginOutcomeOf(error: unknown): LoginOutcome {
+  if (!(error instanceof AppException)) return 'error';
+  const outcomes: Partial<Record<ErrorCode, LoginOutcome>> = {
+    [ErrorCode.BadRequest]: 'refused',
+    [ErrorCode.Restricted]: 'restricted',
+    [ErrorCode.ApiBanned]: 'banned',
+    [ErrorCode.RateLimited]: 'rate_limited',
+    [ErrorCode.InternalAuthError]: 'platform_error',
+  };
+  return outcomes[error.code] ?? 'error';
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { Clock } from 'src/common/time/clock';
+import { Metrics } from 'src/common/metrics/metrics';
 import { AppConfig } from 'src/config/app-config';
 import { invalidReport, MAX_REPORT_AGE_MS, reportTime, shardOf } from 'src/bot-guilds/report-time';
 import { BotGuildsRepository, type GuildReport } from 'src/bot-guilds/bot-guilds.repository';
@@ -34,8 +35,28 @@ export class BotGuildsFeedService {
     private readonly membership: BotMembershipService,
     private readonly clock: Clock,
     config: AppConfig,
+    metrics: Metrics,
   ) {
     this.staleAfterSeconds = config.platform.botFeedStaleAfterSeconds;
+    // Read when scraped (docs/operations.md, "Metrics"): the feed's health without a request.
+    metrics.gauge(
+      'bms_membership_feed_live',
+      "1 while the bot's membership feed is live (every shard reported a whole snapshot lately), else 0",
+      () => (this.membership.isLive() ? 1 : 0),
+    );
+    metrics.labelledGauge(
+      'bms_membership_feed_report_age_seconds',
+      "Seconds since each of the bot's shards last reported to the membership feed",
+      'shard',
+      () => {
+        const now = this.clock.nowMs();
+        const ages: Record<string, number> = {};
+        for (const [shardId, shard] of this.membership.view().shards) {
+          ages[String(shardId)] = Math.max(0, (now - shard.reportedAt.getTime()) / 1000);
+        }
+        return ages;
+      },
+    );
   }
 
   /**

@@ -158,6 +158,8 @@ export class BucketQueues {
     private readonly limits: BucketQueueLimits,
     private readonly now: () => number = () => performance.now(),
     private readonly fleet?: BucketFleet,
+    /** Told how long each call let through waited for its turn, in ms (the wait metric). */
+    private readonly waited: (ms: number) => void = () => undefined,
   ) {}
 
   /**
@@ -195,7 +197,9 @@ export class BucketQueues {
           );
         }
       }
+      const entered = this.now();
       await this.turn(bucket, caller);
+      this.waited(this.now() - entered);
     } catch (error) {
       place?.leave();
       this.release(key, bucket, caller);

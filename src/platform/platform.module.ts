@@ -68,6 +68,7 @@ export class PlatformModule {
                 { ...DEFAULT_BUCKET_QUEUE_LIMITS, maxWaitMs: appConfig.platform.queueMaxWaitMs },
                 () => performance.now(),
                 redis.client ? new FleetBucketSlots(redis.client, redis.keyPrefix) : undefined,
+                (ms) => metrics.platformQueueWait(ms / 1000),
               ),
             ),
         },

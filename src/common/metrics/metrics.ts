@@ -11,10 +11,16 @@ export type PlatformOutcome =
   | 'refused_by_budget'
   | 'refused_by_queue';
 
+/** How a login (`POST /oauth2`) ended, as the login metric counts it. */
+export type LoginOutcome =
+  'ok' | 'refused' | 'restricted' | 'banned' | 'rate_limited' | 'platform_error' | 'error';
+
 /** Request durations, in seconds: from a cached read (~1 ms) to the request timeout. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Platform calls take longer: a network round trip at least. */
 const PLATFORM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** A turn in a shared bucket's queue: none at all, up to the queue's bound (2 s by default) and past it. */
+const QUEUE_WAIT_BUCKETS = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
 
 /**
  * The service's Prometheus metrics (prom-client), in one registry of its own. Every label takes a
@@ -27,6 +33,8 @@ export class Metrics {
   private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   private readonly platformDuration: Histogram<'route' | 'outcome'>;
   private readonly cacheLookups: Counter<'cache' | 'result'>;
+  private readonly queueWait: Histogram;
+  private readonly logins: Counter<'outcome'>;
   /** One per route, method and status seen: bounded as the labels are. */
   private readonly httpChildren = new Map<string, Histogram.Internal<string>>();
   private readonly cacheChildren = new Map<string, Counter.Internal>();
@@ -53,6 +61,18 @@ export class Metrics {
       labelNames: ['cache', 'result'],
       registers,
     });
+    this.queueWait = new Histogram({
+      name: 'bms_platform_queue_wait_seconds',
+      help: "How long calls waited for their turn in the shared platform buckets' queues (the bot token, the OAuth2 client)",
+      buckets: QUEUE_WAIT_BUCKETS,
+      registers,
+    });
+    this.logins = new Counter({
+      name: 'bms_logins_total',
+      help: 'Logins (POST /oauth2) by outcome: ok, refused (a bad or used code), restricted (a redirect URI or scope), banned, rate_limited, platform_error, error',
+      labelNames: ['outcome'],
+      registers,
+    });
     if (enabled) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -73,6 +93,17 @@ export class Metrics {
   platformCall(route: string, outcome: PlatformOutcome, seconds: number): void {
     if (!this.enabled) return;
     this.platformDuration.observe({ route, outcome }, seconds);
+  }
+
+  /** A call's wait for its turn in a shared bucket's queue (one that was let through). */
+  platformQueueWait(seconds: number): void {
+    if (!this.enabled) return;
+    this.queueWait.observe(seconds);
+  }
+
+  login(outcome: LoginOutcome): void {
+    if (!this.enabled) return;
+    this.logins.inc({ outcome });
   }
 
   cacheLookup(cache: string, hit: boolean): void {
@@ -113,6 +144,8 @@ export class Metrics {
       labelNames: [label],
       registers: [this.registry],
       collect() {
+        // Only what `read` gives now: a label value gone since (a shard no longer reporting) goes.
+        this.reset();
         for (const [value, count] of Object.entries(read())) this.set({ [label]: value }, count);
       },
     });
