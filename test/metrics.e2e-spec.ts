@@ -186,6 +186,39 @@ describe('metrics of what the service depends on: logins, the shared queues, the
     expect(age).toBeGreaterThanOrEqual(0);
     expect(age).toBeLessThan(3600);
     expect(body).not.toMatch(/^bms_membership_feed_report_age_seconds\{shard="1"\}/m);
+    expect(sample(body, 'bms_membership_feed_shards{snapshot="complete"}')).toBe(1);
+    expect(sample(body, 'bms_membership_feed_shards{snapshot="incomplete"}')).toBe(0);
+  });
+
+  it("counts the membership feed's joins and leaves: applied, and ignored when older than what is held", async () => {
+    const { token } = await loginAs(t, DEMO_IDS.alice);
+    const apiToken = (
+      await t
+        .http()
+        .post('/sessions')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ name: 'bot', type: 'api', expiry: 3600 })
+        .expect(201)
+    ).body.token as string;
+    const count = async (result: string): Promise<number> =>
+      sample(await scraped(), `bms_membership_feed_events_total{result="${result}"}`) ?? 0;
+    const [applied, ignored] = [await count('applied'), await count('ignored')];
+    const guild = '1100000000000000999';
+    const now = Date.now();
+    const res = await t
+      .http()
+      .post('/internal/shards/0/guild-events')
+      .set('Authorization', `Bearer ${apiToken}`)
+      .send({
+        events: [
+          { type: 'join', guild_id: guild, at: new Date(now).toISOString() },
+          // Far older than anything the feed remembers: ignored.
+          { type: 'leave', guild_id: guild, at: new Date(now - 30 * 86_400_000).toISOString() },
+        ],
+      })
+      .expect(200);
+    expect(res.body).toEqual({ applied: 1, ignored: 1 });
+    expect([await count('applied'), await count('ignored')]).toEqual([applied + 1, ignored + 1]);
   });
 });
 

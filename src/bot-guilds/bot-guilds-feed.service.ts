@@ -35,7 +35,7 @@ export class BotGuildsFeedService {
     private readonly membership: BotMembershipService,
     private readonly clock: Clock,
     config: AppConfig,
-    metrics: Metrics,
+    private readonly metrics: Metrics,
   ) {
     this.staleAfterSeconds = config.platform.botFeedStaleAfterSeconds;
     // Read when scraped (docs/operations.md, "Metrics"): the feed's health without a request.
@@ -43,6 +43,18 @@ export class BotGuildsFeedService {
       'bms_membership_feed_live',
       "1 while the bot's membership feed is live (every shard reported a whole snapshot lately), else 0",
       () => (this.membership.isLive() ? 1 : 0),
+    );
+    metrics.labelledGauge(
+      'bms_membership_feed_shards',
+      "The bot's shards the membership feed knows, by whether their last snapshot arrived whole",
+      'snapshot',
+      () => {
+        const counts = { complete: 0, incomplete: 0 };
+        for (const shard of this.membership.view().shards.values()) {
+          counts[shard.snapshotAt ? 'complete' : 'incomplete'] += 1;
+        }
+        return counts;
+      },
     );
     metrics.labelledGauge(
       'bms_membership_feed_report_age_seconds',
@@ -149,6 +161,7 @@ export class BotGuildsFeedService {
       return ids.length;
     });
     await this.membership.changed();
+    this.metrics.membershipFeedEvents(applied, body.events.length - applied);
     return { applied, ignored: body.events.length - applied };
   }
 

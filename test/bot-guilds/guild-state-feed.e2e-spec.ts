@@ -6,6 +6,7 @@ import {
   type GuildStateChannel,
 } from 'clients/bot-reporter/src/guild-state';
 import { Clock } from 'src/common/time/clock';
+import { Metrics } from 'src/common/metrics/metrics';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,7 +61,13 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
 
   beforeAll(async () => {
     const app = await createTestApp({
-      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice, PLATFORM_CACHE_TTL: '1' },
+      env: {
+        ...liveModeEnv(platform()),
+        ROOT_USERS: DEMO_IDS.alice,
+        PLATFORM_CACHE_TTL: '1',
+        // Metrics on: the drift counter is read below.
+        METRICS_PORT: '0',
+      },
     });
     feed = await signIn(app, platform());
     await reportMembership(feed);
@@ -147,6 +154,14 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
   });
 
   it('finds drift by the hash, serves the platform, and heals with the full state', async () => {
+    const drift = async (event: string): Promise<number> => {
+      const metric = await feed.app.app
+        .get(Metrics)
+        .registry.getSingleMetric('bms_guild_state_drift_total')!
+        .get();
+      return metric.values.find((v) => v.labels.event === event)?.value ?? 0;
+    };
+    const [detected, healed] = [await drift('detected'), await drift('healed')];
     const wrong = '0'.repeat(64);
     const res = await stream
       .send([
@@ -164,8 +179,10 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
       guilds_behind: [{ guild_id: GUILD, reason: 'drifted' }],
     });
     expect((await guildInfo(feed).expect(200)).body.name).toBe('Demo Community');
+    expect(await drift('detected')).toBe(detected + 1);
     await stream.send([guildCreate(platform(), GUILD)]).expect(200);
     expect(await status(feed)).toMatchObject({ live: 2 });
+    expect([await drift('detected'), await drift('healed')]).toEqual([detected + 1, healed + 1]);
   });
 
   it('replaces, never merges: a channel missing from a new full state is gone', async () => {

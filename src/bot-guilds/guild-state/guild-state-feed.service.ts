@@ -21,6 +21,7 @@ import type {
 import { invalidReport, reportTime, shardOf } from 'src/bot-guilds/report-time';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { Metrics } from 'src/common/metrics/metrics';
 import { Clock } from 'src/common/time/clock';
 
 /** The payload field each report type carries (beside seq, type, guild_id, at and hash). */
@@ -69,6 +70,7 @@ export class GuildStateFeedService {
     private readonly repository: BotGuildsRepository,
     private readonly membership: BotMembershipService,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
   ) {}
 
   async report(shardId: number, body: GuildStateBatchDto): Promise<GuildStateReceiptDto> {
@@ -78,6 +80,7 @@ export class GuildStateFeedService {
       tooOld: 'accept',
     });
     const reports = this.checked(shardId, body.reports, now);
+    let drifts = { detected: 0, healed: 0 };
     const receipt = await this.repository.inFeedTransaction(async (tx) => {
       const current = await tx.states.shardStream(shardId);
       const stream = this.streamFor(current, body.stream.id, startedAt);
@@ -93,7 +96,8 @@ export class GuildStateFeedService {
           break;
         }
       }
-      const { applied, resync } = await this.apply(tx, shardId, stream.streamId, accepted);
+      const { applied, resync, drift } = await this.apply(tx, shardId, stream.streamId, accepted);
+      drifts = drift;
       const seq = stream.seq + accepted.length;
       await tx.states.saveShardStream(
         shardId,
@@ -104,6 +108,8 @@ export class GuildStateFeedService {
       return { applied, duplicates, next_seq: seq + 1, gap, resync };
     });
     await this.membership.changed();
+    // Counted once stored: a batch that rolled back changed nothing.
+    this.metrics.guildStateDrifts(drifts.detected, drifts.healed);
     return receipt;
   }
 
@@ -216,7 +222,7 @@ export class GuildStateFeedService {
     shardId: number,
     streamId: string,
     accepted: { report: GuildStateReportDto; at: Date }[],
-  ): Promise<{ applied: number; resync: string[] }> {
+  ): Promise<{ applied: number; resync: string[]; drift: { detected: number; healed: number } }> {
     // Each guild's reports in order; guilds apart from each other need no order.
     const byGuild = new Map<string, { report: GuildStateReport; at: Date }[]>();
     for (const { report, at } of accepted) {
@@ -227,6 +233,7 @@ export class GuildStateFeedService {
     const guildIds = [...byGuild.keys()];
     let applied = 0;
     const resync: string[] = [];
+    const drift = { detected: 0, healed: 0 };
     // A few guilds' states in memory at a time, however many guilds the batch names.
     for (let from = 0; from < guildIds.length; from += GUILDS_AT_ONCE) {
       const ids = guildIds.slice(from, from + GUILDS_AT_ONCE);
@@ -234,8 +241,12 @@ export class GuildStateFeedService {
       const rows: GuildStateRow[] = [];
       const membership: GuildReport[] = [];
       for (const guildId of ids) {
-        const outcome = foldGuild(held.get(guildId), byGuild.get(guildId) ?? [], streamId);
+        const before = held.get(guildId);
+        const outcome = foldGuild(before, byGuild.get(guildId) ?? [], streamId);
         applied += outcome.applied;
+        const wasDrifted = before?.drifted ?? false;
+        if (!wasDrifted && outcome.work.drifted) drift.detected += 1;
+        if (wasDrifted && !outcome.work.drifted && outcome.work.copy) drift.healed += 1;
         if (outcome.resync) resync.push(guildId);
         if (outcome.membership) membership.push({ guildId, ...outcome.membership });
         const { work } = outcome;
@@ -263,7 +274,7 @@ export class GuildStateFeedService {
       // A guild_create older than a leave the feed holds does not bring the guild back.
       await tx.states.dropNotPresent(rows.map((row) => row.guildId));
     }
-    return { applied, resync };
+    return { applied, resync, drift };
   }
 }
 

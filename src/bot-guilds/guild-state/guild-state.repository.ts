@@ -115,7 +115,7 @@ export class GuildStateWrites {
   /** What is held of these guilds (those with a row), and the stream that wrote each. */
   async held(
     guildIds: readonly string[],
-  ): Promise<Map<string, { held: HeldGuild; streamId: string }>> {
+  ): Promise<Map<string, { held: HeldGuild; streamId: string; drifted: boolean }>> {
     if (guildIds.length === 0) return new Map();
     const rows = await this.manager.query<
       {
@@ -124,9 +124,10 @@ export class GuildStateWrites {
         state: GuildState;
         deleted_ids: string[];
         unavailable: boolean;
+        drifted: boolean;
       }[]
     >(
-      `SELECT guild_id, stream_id, state, deleted_ids, unavailable FROM bot_guild_states
+      `SELECT guild_id, stream_id, state, deleted_ids, unavailable, drifted FROM bot_guild_states
        WHERE guild_id = ANY($1::varchar[])`,
       [guildIds],
     );
@@ -136,6 +137,7 @@ export class GuildStateWrites {
         {
           held: { state: row.state, deletedIds: row.deleted_ids, unavailable: row.unavailable },
           streamId: row.stream_id,
+          drifted: row.drifted,
         },
       ]),
     );

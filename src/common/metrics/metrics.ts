@@ -35,6 +35,8 @@ export class Metrics {
   private readonly cacheLookups: Counter<'cache' | 'result'>;
   private readonly queueWait: Histogram;
   private readonly logins: Counter<'outcome'>;
+  private readonly feedEvents: Counter<'result'>;
+  private readonly guildStateDrift: Counter<'event'>;
   /** One per route, method and status seen: bounded as the labels are. */
   private readonly httpChildren = new Map<string, Histogram.Internal<string>>();
   private readonly cacheChildren = new Map<string, Counter.Internal>();
@@ -73,6 +75,18 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.feedEvents = new Counter({
+      name: 'bms_membership_feed_events_total',
+      help: 'Joins and leaves the bot reported to the membership feed: applied, or ignored (older than what is held)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.guildStateDrift = new Counter({
+      name: 'bms_guild_state_drift_total',
+      help: "Guilds of the guild-state feed whose copy differed from the bot's (detected), and that a full state made whole again (healed)",
+      labelNames: ['event'],
+      registers,
+    });
     if (enabled) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -104,6 +118,20 @@ export class Metrics {
   login(outcome: LoginOutcome): void {
     if (!this.enabled) return;
     this.logins.inc({ outcome });
+  }
+
+  /** A batch of the membership feed's joins and leaves, once stored. */
+  membershipFeedEvents(applied: number, ignored: number): void {
+    if (!this.enabled) return;
+    if (applied > 0) this.feedEvents.inc({ result: 'applied' }, applied);
+    if (ignored > 0) this.feedEvents.inc({ result: 'ignored' }, ignored);
+  }
+
+  /** A batch of the guild-state feed's reports, once stored: guilds found drifted, and healed. */
+  guildStateDrifts(detected: number, healed: number): void {
+    if (!this.enabled) return;
+    if (detected > 0) this.guildStateDrift.inc({ event: 'detected' }, detected);
+    if (healed > 0) this.guildStateDrift.inc({ event: 'healed' }, healed);
   }
 
   cacheLookup(cache: string, hit: boolean): void {
