@@ -1,6 +1,6 @@
 import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
+import { createApiToken, databaseOf, emulatorOf, loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 import { actor, GUILD, ok, ROLE } from 'test/settings/settings-support';
 
@@ -184,6 +184,16 @@ describe('moderation cases', () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('BadRequest');
     expect(res.body.message).toContain(message);
+  });
+
+  it('costs no platform call to record, and none to list once the guild is open (docs/request-costs.md)', async () => {
+    const emulator = emulatorOf(t());
+    expect((await list(moderator)).status).toBe(200);
+    const before = emulator.requests.length;
+    await recorded({ user_id: BOB, moderator_id: MOD, action: 'note' });
+    expect((await list(moderator, { limit: '100' })).status).toBe(200);
+    expect((await list(moderator, { user_id: BOB })).status).toBe(200);
+    expect(emulator.requests.slice(before).map((request) => request.route)).toEqual([]);
   });
 
   it('refuses a malformed guild id', async () => {

@@ -13,9 +13,8 @@ import {
 
 type Row = Record<string, unknown>;
 
-/** Each setting's sample Create and Update, from the examples of the committed document. */
-const SAMPLES = SETTING_SAMPLES;
-const SAMPLED_SETTINGS = Object.keys(SAMPLES).sort();
+/** The settings that declare samples (the examples of the committed document). */
+const SAMPLED_SETTINGS = Object.keys(SETTING_SAMPLES).sort();
 
 describe('built-in settings, every operation, by the guild owner', () => {
   const t = useTestApp();
@@ -28,7 +27,7 @@ describe('built-in settings, every operation, by the guild owner', () => {
   // Every setting that declares samples, as the committed document shows them (its Create and
   // Update examples): a setting declared with samples is walked without a line here.
   it.each(SAMPLED_SETTINGS)('%s: Create, View, Update, Delete', async (setting) => {
-    const { create, update: updateExample } = SAMPLES[setting];
+    const { create, update: updateExample } = SETTING_SAMPLES[setting];
     const schema = (await publishedSettings(t(), owner.token)).find((s) => s.id === setting)!;
     const keyColumns = schema.columns.filter((c) => c.primary_key).map((c) => c.id);
     const update = Object.fromEntries(
