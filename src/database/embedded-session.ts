@@ -61,11 +61,6 @@ export class SharedSession {
     await this.drain();
   }
 
-  /** Messages waiting for the session (for tests and diagnostics). */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   /** Serves the waiting turns in order; never throws (a turn's failure is its own). */
   private async drain(): Promise<void> {
     if (this.running) return;
