@@ -6,11 +6,12 @@ import { featureOf } from 'src/common/feature/feature.decorator';
 import { PERMISSION_EXTENSION } from 'src/permissions/require-permission.decorator';
 import { ErrorResponseDto } from 'src/common/errors/error-response.dto';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { SERVICE_VERSION } from 'src/common/service-version';
 import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { withSettingRequestBodies } from 'src/settings/settings-openapi';
 
 export const API_TITLE = 'Bot Management Service API';
-export const API_VERSION = '0.2.0';
+export const API_VERSION = SERVICE_VERSION;
 
 /** The page's intro: what the API is and, in demo mode, the three steps to a first call. */
 const API_INTRO = [

@@ -15,6 +15,7 @@ import { registerQueryTextCheck } from 'src/common/validation/query-text';
 import { AccessLogController } from 'src/common/logging/access-log';
 import { AppLogger, createRootLogger } from 'src/common/logging/app-logger';
 import { requestContext } from 'src/common/http/request-context';
+import { traceRequests } from 'src/common/tracing/request-spans';
 import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
 import { AppConfig } from 'src/config/app-config';
 import { Metrics } from 'src/common/metrics/metrics';
@@ -103,6 +104,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   // answer's headers in the request hook below.
   await registerCorsPreflight(fastify);
   prepareSessionRequests(fastify);
+  // First, so that every later hook and the handler run in the request's span.
+  if (app.get(AppConfig).tracing.enabled) traceRequests(fastify);
   // The HTTP service only (not the CLI, which shares the modules): tokens valid before a restart
   // pass an address refused for failed authentications.
   fastify.addHook('onReady', () => app.get(SessionsService).loadKnownTokens());

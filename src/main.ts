@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { createApp } from 'src/app.setup';
 import { createRootLogger, flushLogs } from 'src/common/logging/app-logger';
+import { SERVICE_VERSION } from 'src/common/service-version';
 import { assertCanListen, listenFailure, StartupFailure } from 'src/common/startup/startup-failure';
+import { startTracing, type Tracing } from 'src/common/tracing/tracing';
 import { ConfigError, loadConfig, readProcessEnvironment } from 'src/config/app-config';
-import { DatabaseEngine } from 'src/database/database.module';
 
 /** The service's log, once the configuration has said at which level. */
 let logger: Logger | undefined;
@@ -15,9 +15,13 @@ async function bootstrap(): Promise<void> {
   logger = createRootLogger(config.logLevel);
   // A port in use is said in one line before the database boots, not after it.
   await assertCanListen(config.http);
+  // Before the application is loaded: tracing patches the database and Redis clients as they load.
+  const tracing = startTracing(config.tracing, SERVICE_VERSION);
+  const { createApp } = await import('./app.setup');
+  const { DatabaseEngine } = await import('./database/database.module');
   const app = await createApp(config, logger);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => void shutdown(app, logger as Logger));
+    process.once(signal, () => void shutdown(app, tracing, logger as Logger));
   }
   const { host, port } = config.http;
   await app.listen(port, host).catch((error: unknown) => {
@@ -32,8 +36,15 @@ async function bootstrap(): Promise<void> {
   );
 }
 
-/** Stops accepting connections, lets in-flight requests finish, closes everything, then exits. */
-async function shutdown(app: NestFastifyApplication, log: Logger): Promise<void> {
+/**
+ * Stops accepting connections, lets in-flight requests finish, closes everything, sends the spans
+ * still buffered, then exits.
+ */
+async function shutdown(
+  app: NestFastifyApplication,
+  tracing: Tracing | null,
+  log: Logger,
+): Promise<void> {
   let code = 0;
   try {
     await app.close();
@@ -41,6 +52,9 @@ async function shutdown(app: NestFastifyApplication, log: Logger): Promise<void>
     log.error({ err: error }, 'Shutdown failed');
     code = 1;
   }
+  await tracing?.shutdown().catch((error: unknown) => {
+    log.warn({ err: error }, 'Spans still buffered could not be sent');
+  });
   await flushLogs(log);
   process.exit(code);
 }

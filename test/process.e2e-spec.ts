@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -22,11 +22,11 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import { committedDocument } from 'test/support/contract';
 import { createTestApp, TEST_TOKEN_ENCRYPTION_KEY, type TestApp } from 'test/support/test-app';
+import { buildIfStale, MAIN, serviceEnv, startService } from 'test/support/service-process';
 import { describeShared } from 'test/support/two-instances';
 import { CREATABLE_SETTINGS } from 'test/settings/settings-support';
 
 const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 /** The demo community's moderation log channel: the bot may post there. */
 const MOD_LOG = '1100000000000000132';
@@ -39,15 +39,8 @@ jest.setTimeout(180_000);
 const SCRATCH = mkdtempSync(join(tmpdir(), 'bms-process-'));
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
-// The built entry points, as `npm start` and `npm run cli` build and run them: built when there
-// is no build or a source changed since the last one.
-beforeAll(() => {
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-stale.mjs')], {
-    cwd: ROOT,
-    stdio: 'pipe',
-    timeout: 120_000,
-  });
-}, 180_000);
+// The built entry points, as `npm start` and `npm run cli` build and run them.
+beforeAll(buildIfStale, 180_000);
 
 /** The service in a child process. */
 describe('the service process', () => {
@@ -717,61 +710,6 @@ describeShared('the admin CLI with Redis', () => {
     });
   });
 });
-
-/** Node.js's cache of compiled code, kept across the file's many starts of the built code. */
-const COMPILE_CACHE = join(
-  ROOT,
-  'node_modules',
-  '.cache',
-  'bot-management-service',
-  'node-compile',
-);
-
-function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  // Only what the service needs: nothing of the CI's DATABASE_URL or REDIS_URL leaks in.
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_COMPILE_CACHE: COMPILE_CACHE,
-    ...env,
-  };
-}
-
-/**
- * Starts the built service. `port` is the one it bound, read from its start line: with PORT=0 the
- * system picks a free port as it binds, so no other process can take it in between.
- */
-function startService(
-  env: Record<string, string>,
-  /** What to run: the built service by default, or a user's command (`npm start`). */
-  run: { command: string; args: string[] } = { command: process.execPath, args: [MAIN] },
-): {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  port: Promise<number>;
-  output(): string;
-} {
-  const child = spawn(run.command, run.args, { cwd: ROOT, env: serviceEnv(env) });
-  let output = '';
-  let bound: (port: number) => void = () => undefined;
-  let failed: (error: Error) => void = () => undefined;
-  const port = new Promise<number>((resolve, reject) => {
-    bound = resolve;
-    failed = reject;
-  });
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    const started = /"port":(\d+)[^\n]*"msg":"Service started"/.exec(output);
-    if (started) bound(Number(started[1]));
-  });
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.on('close', (code, signal) => done({ code, signal })),
-  );
-  // A service that exits before binding fails the test with its output, instead of a timeout.
-  void exited.then(() => failed(new Error(`The service exited before listening:\n${output}`)));
-  return { child, exited, port, output: () => output };
-}
 
 async function runToExit(
   env: Record<string, string>,

@@ -16,6 +16,7 @@ import {
   type RateLimitVariable,
 } from 'src/common/rate-limit/rate-limit-buckets';
 import { parseTrustProxy, type TrustProxy } from 'src/config/trust-proxy';
+import { tracingConfig, type TracingConfig } from 'src/config/tracing-config';
 
 /** The request body limit (docs/errors.md): larger bodies are refused before they are parsed. */
 export const BODY_LIMIT_BYTES = 100 * 1024;
@@ -150,6 +151,8 @@ export interface SessionsConfig {
 export class AppConfig {
   readonly http!: HttpConfig;
   readonly metrics!: MetricsConfig;
+  /** OpenTelemetry traces (OTEL_*): off unless OTEL_TRACES_EXPORTER=otlp. */
+  readonly tracing!: TracingConfig;
   readonly events!: EventsConfig;
   readonly database!: DatabaseConfig;
   readonly dataDir!: string;
@@ -210,6 +213,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       host: env.METRICS_HOST ?? '127.0.0.1',
       token: env.METRICS_TOKEN ?? null,
     },
+    tracing: tracingConfig(env),
     events: {
       maxStreams: env.EVENTS_MAX_STREAMS ?? 1_000,
       maxStreamsPerUser: env.EVENTS_MAX_STREAMS_PER_USER ?? 5,

@@ -3,6 +3,7 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   IsUrl,
@@ -19,6 +20,18 @@ import { LOG_LEVELS, type LogLevel } from 'src/common/logging/log-level';
 import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import { BUDGET_PATTERN, RATE_LIMIT_BUCKETS } from 'src/common/rate-limit/rate-limit-buckets';
 import { parseTrustProxy } from 'src/config/trust-proxy';
+import {
+  OTLP_PROTOCOLS,
+  TRACES_EXPORTERS,
+  TRACES_SAMPLERS,
+  type OtlpProtocol,
+  type TracesExporter,
+  type TracesSampler,
+} from 'src/common/tracing/tracing-settings';
+import { OTLP_HEADERS_PATTERN } from 'src/config/tracing-config';
+
+const OTLP_PROTOCOL_MESSAGE = (name: string): string =>
+  `${name} must be http/protobuf or http/json (grpc is not supported: use the collector's HTTP port, 4318)`;
 
 const BUDGET_MESSAGE = (name: string): string =>
   `${name} must be <requests>/<seconds>, both whole numbers from 1, e.g. 5/30`;
@@ -30,6 +43,11 @@ const emptyToUndefined = ({ value }: { value: unknown }): unknown =>
 const toInteger = ({ value }: { value: unknown }): unknown => {
   const v = emptyToUndefined({ value });
   return typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v.trim()) : v;
+};
+
+const toNumber = ({ value }: { value: unknown }): unknown => {
+  const v = emptyToUndefined({ value });
+  return typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v.trim()) : v;
 };
 
 const toBoolean = ({ value }: { value: unknown }): unknown => {
@@ -382,6 +400,75 @@ export class EnvironmentSchema {
   @IsOptional()
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL?: LogLevel;
+
+  // Tracing: OpenTelemetry's own variables, the subset this service honours (docs/operations.md,
+  // "Tracing"). Unlike OpenTelemetry's default, traces are off unless OTEL_TRACES_EXPORTER=otlp.
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(TRACES_EXPORTERS, { message: 'OTEL_TRACES_EXPORTER must be none or otlp' })
+  OTEL_TRACES_EXPORTER?: TracesExporter;
+
+  @Transform(toBoolean)
+  @IsOptional()
+  @IsBoolean({ message: 'OTEL_SDK_DISABLED must be true or false' })
+  OTEL_SDK_DISABLED?: boolean;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  OTEL_SERVICE_NAME?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL such as http://localhost:4318' },
+  )
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    {
+      message:
+        'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL such as http://localhost:4318/v1/traces',
+    },
+  )
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(OTLP_PROTOCOLS, { message: OTLP_PROTOCOL_MESSAGE('OTEL_EXPORTER_OTLP_PROTOCOL') })
+  OTEL_EXPORTER_OTLP_PROTOCOL?: OtlpProtocol;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(OTLP_PROTOCOLS, { message: OTLP_PROTOCOL_MESSAGE('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') })
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: OtlpProtocol;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(OTLP_HEADERS_PATTERN, {
+    message: 'OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs separated by commas',
+  })
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(TRACES_SAMPLERS, {
+    message: `OTEL_TRACES_SAMPLER must be one of ${TRACES_SAMPLERS.join(', ')}`,
+  })
+  OTEL_TRACES_SAMPLER?: TracesSampler;
+
+  @Transform(toNumber)
+  @IsOptional()
+  @IsNumber({}, { message: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1' })
+  @Min(0, { message: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1' })
+  @Max(1, { message: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1' })
+  OTEL_TRACES_SAMPLER_ARG?: number;
 }
 
 // One budget variable per rate-limit bucket (RATE_LIMIT_<BUCKET>), named where the bucket is declared.

@@ -12,8 +12,23 @@ import {
   REST,
 } from '@discordjs/rest';
 import { Logger } from '@nestjs/common';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_URL_FULL,
+} from '@opentelemetry/semantic-conventions';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
 import { currentCaller } from 'src/common/http/request-context';
+import { SERVICE_VERSION } from 'src/common/service-version';
+import { SpanAttribute, tracer } from 'src/common/tracing/tracer';
 import {
   BucketBusyError,
   BucketQueues,
@@ -123,7 +138,7 @@ export interface PlatformAnswer {
 }
 
 /** Appended to the transport's own `DiscordBot (…)` user agent, which the platform requires. */
-const USER_AGENT_APPENDIX = 'BotManagementService/0.2.0';
+const USER_AGENT_APPENDIX = `BotManagementService/${SERVICE_VERSION}`;
 
 /** What one `send` has met so far, read by the rate-limit hook the transport calls back. */
 interface CallState {
@@ -142,6 +157,10 @@ interface CallState {
   failure?: PlatformOutcome;
   /** What the platform's answers said of the call's bucket, for its queue. */
   observed: BucketObservation;
+  /** The call's span (a no-op one while tracing is off); each attempt on the wire is its child. */
+  span: Span;
+  /** Requests this call has put on the wire so far. */
+  attempts: number;
 }
 
 /**
@@ -184,8 +203,9 @@ export class PlatformHttp {
   }
 
   async send(call: PlatformCall): Promise<PlatformAnswer> {
+    const label = `${call.method} ${call.route}`;
     const state: CallState = {
-      label: `${call.method} ${call.route}`,
+      label,
       rateLimits: 0,
       announced: 0,
       observed: {},
@@ -193,11 +213,20 @@ export class PlatformHttp {
         retries: this.options.rateLimitRetries,
         maxWaitMs: this.options.maxRateLimitWaitMs,
       },
+      // A child of the request (or job) it is made for; its attempts are its own children.
+      span: tracer.startSpan(`platform ${label}`, {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [SpanAttribute.platformRoute]: label,
+          [SpanAttribute.platformIdentity]: call.auth.kind,
+        },
+      }),
+      attempts: 0,
     };
     const started = performance.now();
     let outcome: PlatformOutcome = 'network_error';
     try {
-      const answer = await this.queued(call, state.observed, () =>
+      const answer = await this.queued(call, state, () =>
         this.calls.run(state, () => this.sendWithRetries(call, state)),
       );
       outcome = outcomeOf(answer.status);
@@ -211,6 +240,7 @@ export class PlatformHttp {
         outcome,
         (performance.now() - started) / 1000,
       );
+      endCallSpan(state, outcome);
     }
   }
 
@@ -221,15 +251,19 @@ export class PlatformHttp {
    */
   private queued(
     call: PlatformCall,
-    observed: BucketObservation,
+    state: CallState,
     send: () => Promise<PlatformAnswer>,
   ): Promise<PlatformAnswer> {
     if (call.auth.kind === 'bearer') return send();
-    const label = `${call.method} ${call.route}`;
+    const { label, observed, span } = state;
     const major = /^\/(?:guilds|channels|webhooks)\/([^/]+)/.exec(call.path)?.[1] ?? '';
     const key = `${call.auth.kind}${call.ownMember ? ':own' : ''}:${label}:${major}`;
     const identity = call.auth.kind === 'bot' ? BOT_IDENTITY : CLIENT_IDENTITY;
-    return this.queues.run({ key, label, identity, caller: currentCaller(), observed }, send);
+    const queued = performance.now();
+    return this.queues.run({ key, label, identity, caller: currentCaller(), observed }, () => {
+      span.setAttribute(SpanAttribute.platformQueueWaitMs, Math.round(performance.now() - queued));
+      return send();
+    });
   }
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
@@ -366,8 +400,23 @@ export class PlatformHttp {
   ): Promise<ResponseLike> {
     const state = this.calls.getStore();
     await this.checkBudget(state?.label ?? url, state);
-    const response = await DefaultRestOptions.makeRequest(url, init);
-    const bytes = Buffer.from(await response.arrayBuffer());
+    const attempt = startAttemptSpan(url, init, state);
+    let response: ResponseLike;
+    let bytes: Buffer;
+    try {
+      response = await DefaultRestOptions.makeRequest(
+        url,
+        viaProxy ? withTraceContext(init, attempt) : init,
+      );
+      bytes = Buffer.from(await response.arrayBuffer());
+    } catch (error) {
+      attempt.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      attempt.end();
+      throw error;
+    }
+    attempt.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status);
+    if (response.status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR });
+    attempt.end();
     // A REST proxy's 429 is not counted: the proxy answers its own refusals (most of them, as it
     // keeps the token within its limits) and the platform's alike, so counting them would let
     // traffic the platform never saw spend the fleet's budget (docs/platform.md).
@@ -418,6 +467,7 @@ export class PlatformHttp {
       state.refusedWaitMs = waitMs;
       return true;
     }
+    state.span.addEvent('rate limit wait', { [SpanAttribute.platformWaitMs]: waitMs });
     if (state.announced < state.rateLimits) {
       state.announced = state.rateLimits;
       this.logger.warn(
@@ -518,4 +568,51 @@ function errorBody(body: unknown): object | null {
 function isAbort(error: unknown): boolean {
   const name = (error as { name?: unknown } | null)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/** The call's outcome on its span, which ends with it. */
+function endCallSpan(state: CallState, outcome: PlatformOutcome): void {
+  const { span } = state;
+  span.setAttribute(SpanAttribute.platformOutcome, outcome);
+  span.setAttribute(SpanAttribute.platformAttempts, state.attempts);
+  if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+  span.end();
+}
+
+/** One request on the wire, a child of its call's span (a root one for a call outside `send`). */
+function startAttemptSpan(
+  url: string,
+  init: UndiciRequestInit,
+  state: CallState | undefined,
+): Span {
+  const method = init.method ?? 'GET';
+  const parent = state ? trace.setSpan(context.active(), state.span) : context.active();
+  const attempt = state ? ++state.attempts : 1;
+  return tracer.startSpan(
+    `${method} ${state?.label.slice(state.label.indexOf(' ') + 1) ?? 'platform'}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR_HTTP_REQUEST_METHOD]: method,
+        // The query string may hold what a trace should not keep; the path holds ids only.
+        [ATTR_URL_FULL]: url.split('?', 1)[0] ?? url,
+        [SpanAttribute.platformAttempt]: attempt,
+      },
+    },
+    parent,
+  );
+}
+
+/**
+ * The request with the attempt's W3C `traceparent`, for the REST proxy only: a trace continues into
+ * the fleet's own proxy, while the platform itself is never sent the service's trace ids. With
+ * tracing off nothing is added and `init` is returned as it is.
+ */
+function withTraceContext(init: UndiciRequestInit, span: Span): UndiciRequestInit {
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  if (Object.keys(carrier).length === 0) return init;
+  const headers = new Headers(init.headers as ConstructorParameters<typeof Headers>[0]);
+  for (const [name, value] of Object.entries(carrier)) headers.set(name, value);
+  return { ...init, headers };
 }

@@ -10,6 +10,8 @@ export interface ProxiedRequest {
   url: string;
   /** The credential's scheme (`Bot`, `Basic`, `Bearer`), never the credential. */
   scheme: string | null;
+  /** The W3C trace context the request carried, if any. */
+  traceparent: string | null;
   at: number;
   /** Set once the answer is sent. */
   status?: number;
@@ -49,6 +51,7 @@ export async function startRestProxy(upstream: { apiUrl: string }): Promise<Rest
       method: req.method ?? '',
       url: req.url ?? '',
       scheme: req.headers.authorization?.split(' ', 1)[0] ?? null,
+      traceparent: req.headers.traceparent?.toString() ?? null,
       at: Date.now(),
     };
     requests.push(seen);

@@ -1,0 +1,112 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { TracingSettings } from 'src/common/tracing/tracing-settings';
+
+/** Tracing once started: stopping it sends what is still buffered. */
+export interface Tracing {
+  /** Sends the spans still buffered, then stops; later spans are dropped. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * At most this many finished spans wait for export; past it, new ones are dropped (and the drop is
+ * the exporter's to report), so a collector that is down costs bounded memory, never the requests.
+ */
+const MAX_QUEUED_SPANS = 4_096;
+/** A SQL statement or a Redis command longer than this is cut in its span. */
+const MAX_ATTRIBUTE_LENGTH = 2_048;
+
+/**
+ * Starts OpenTelemetry tracing when the configuration turns it on (docs/operations.md, "Tracing"),
+ * else does nothing and returns null: with tracing off, no SDK is loaded into the API, no module is
+ * patched and no request hook is registered, so the hot path is the same as without tracing.
+ *
+ * It must run before `pg` and `ioredis` are first required: their instrumentations patch them as
+ * they load (main.ts loads the application only after this). `processor` replaces the OTLP export,
+ * for tests (an in-memory exporter behind a simple processor).
+ */
+export function startTracing(
+  config: TracingSettings,
+  version: string,
+  processor?: SpanProcessor,
+): Tracing | null {
+  if (!config.enabled) return null;
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: config.serviceName,
+      [ATTR_SERVICE_VERSION]: version,
+    }),
+    sampler: samplerOf(config),
+    spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_LENGTH },
+    spanProcessors: [
+      processor ??
+        new BatchSpanProcessor({ exporter: exporterOf(config), maxQueueSize: MAX_QUEUED_SPANS }),
+    ],
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  const unregister = registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      // Only statements and commands made for a traced request or job: the pool's own checks,
+      // pub/sub pings and idle timers would otherwise each start a trace of their own. Parameter
+      // values are never recorded (they hold tokens' hashes and users' settings).
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+    ],
+  });
+  return {
+    async shutdown() {
+      unregister();
+      await provider.shutdown();
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    },
+  };
+}
+
+function exporterOf(config: TracingSettings): SpanExporter {
+  const options = { url: config.url, headers: { ...config.headers } };
+  return config.protocol === 'http/json'
+    ? new OtlpJsonExporter(options)
+    : new OtlpProtobufExporter(options);
+}
+
+function samplerOf({ sampler, samplerRatio }: TracingSettings): Sampler {
+  switch (sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(samplerRatio);
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(samplerRatio) });
+  }
+}
