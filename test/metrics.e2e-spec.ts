@@ -176,6 +176,31 @@ describe('metrics of what the service depends on: logins, the shared queues, the
     );
   });
 
+  it('counts a login the platform could not serve as platform_error', async () => {
+    const before = await scraped();
+    const count = (body: string, line: string): number => sample(body, line) ?? 0;
+    const code = await t.http().get(`/demo/oauth2-code?user_id=${DEMO_IDS.alice}`).expect(200);
+    // Every attempt at the token exchange fails: the platform is unavailable.
+    faultsOf(emulatorOf(t)).inject('POST /oauth2/token', { kind: 'error', status: 503 }, 10);
+    try {
+      const failed = await t
+        .http()
+        .post('/oauth2')
+        .send({ code: code.body.code, redirect_uri: code.body.redirect_uri });
+      expect(failed.status).toBe(500);
+    } finally {
+      faultsOf(emulatorOf(t)).clear();
+    }
+    const after = await scraped();
+    const delta = (outcome: string): number =>
+      count(after, `bms_logins_total{outcome="${outcome}"}`) -
+      count(before, `bms_logins_total{outcome="${outcome}"}`);
+    expect({ platform_error: delta('platform_error'), error: delta('error') }).toEqual({
+      platform_error: 1,
+      error: 0,
+    });
+  });
+
   it("says whether the bot's membership feed is live and how long ago each shard reported", async () => {
     // The demo bot reports its one shard at boot.
     const body = await eventually(

@@ -9,7 +9,7 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { type LoginOutcome, Metrics } from 'src/common/metrics/metrics';
 import { AppConfig } from 'src/config/app-config';
-import { OAuth2GrantError } from 'src/platform/platform.errors';
+import { OAuth2GrantError, PlatformUnavailableError } from 'src/platform/platform.errors';
 import { PlatformClient } from 'src/platform/platform.client';
 import type { OAuth2Grant } from 'src/platform/platform.types';
 import { SessionsService, type IssuedSession } from 'src/sessions/sessions.service';
@@ -151,6 +151,8 @@ export function grantRefusalMessage(
 
 /** A failed login's outcome, by the error it answers with. */
 function loginOutcomeOf(error: unknown): LoginOutcome {
+  // Before the codes: the platform's failures answer InternalError, as a defect does.
+  if (error instanceof PlatformUnavailableError) return 'platform_error';
   if (!(error instanceof AppException)) return 'error';
   const outcomes: Partial<Record<ErrorCode, LoginOutcome>> = {
     [ErrorCode.BadRequest]: 'refused',
