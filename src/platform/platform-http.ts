@@ -20,11 +20,6 @@ import {
   trace,
   type Span,
 } from '@opentelemetry/api';
-import {
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_URL_FULL,
-} from '@opentelemetry/semantic-conventions';
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
 import { currentCaller } from 'src/common/http/request-context';
 import { SERVICE_VERSION } from 'src/common/service-version';
@@ -414,7 +409,7 @@ export class PlatformHttp {
       attempt.end();
       throw error;
     }
-    attempt.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, response.status);
+    attempt.setAttribute(SpanAttribute.httpResponseStatusCode, response.status);
     if (response.status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR });
     attempt.end();
     // A REST proxy's 429 is not counted: the proxy answers its own refusals (most of them, as it
@@ -593,9 +588,9 @@ function startAttemptSpan(
     {
       kind: SpanKind.CLIENT,
       attributes: {
-        [ATTR_HTTP_REQUEST_METHOD]: method,
+        [SpanAttribute.httpRequestMethod]: method,
         // The query string may hold what a trace should not keep; the path holds ids only.
-        [ATTR_URL_FULL]: url.split('?', 1)[0] ?? url,
+        [SpanAttribute.urlFull]: url.split('?', 1)[0] ?? url,
         [SpanAttribute.platformAttempt]: attempt,
       },
     },

@@ -7,13 +7,6 @@ import {
   trace,
   type Span,
 } from '@opentelemetry/api';
-import {
-  ATTR_CLIENT_ADDRESS,
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_HTTP_ROUTE,
-  ATTR_URL_PATH,
-} from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SpanAttribute, tracer } from 'src/common/tracing/tracer';
 
@@ -41,11 +34,11 @@ export function traceRequests(fastify: FastifyInstance): void {
       {
         kind: SpanKind.SERVER,
         attributes: {
-          [ATTR_HTTP_REQUEST_METHOD]: request.method,
-          [ATTR_HTTP_ROUTE]: route,
+          [SpanAttribute.httpRequestMethod]: request.method,
+          [SpanAttribute.httpRoute]: route,
           // The path only: a query string may carry what a trace should not keep.
-          [ATTR_URL_PATH]: query === -1 ? request.url : request.url.slice(0, query),
-          [ATTR_CLIENT_ADDRESS]: request.ip,
+          [SpanAttribute.urlPath]: query === -1 ? request.url : request.url.slice(0, query),
+          [SpanAttribute.clientAddress]: request.ip,
           [SpanAttribute.requestId]: request.id,
         },
       },
@@ -75,7 +68,7 @@ function endRequestSpan(request: FastifyRequest, status: number | null): void {
   if (status === null) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: 'the client closed the connection' });
   } else {
-    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    span.setAttribute(SpanAttribute.httpResponseStatusCode, status);
     // As OpenTelemetry's HTTP conventions say for a server: 4xx is the client's, not an error here.
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   }

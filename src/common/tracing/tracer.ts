@@ -6,8 +6,18 @@ import { trace, type Tracer } from '@opentelemetry/api';
  */
 export const tracer: Tracer = trace.getTracer('bot-management-service');
 
-/** Span attributes of the service's own (`bms.*`); the rest are OpenTelemetry's conventions. */
+/**
+ * The span attributes the service sets: OpenTelemetry's semantic conventions (stable names, spelt
+ * out here so that a service with tracing off does not load the conventions' package, a few
+ * thousand constants) and the service's own, `bms.*`.
+ */
 export const SpanAttribute = {
+  httpRequestMethod: 'http.request.method',
+  httpRoute: 'http.route',
+  httpResponseStatusCode: 'http.response.status_code',
+  urlPath: 'url.path',
+  urlFull: 'url.full',
+  clientAddress: 'client.address',
   callerKind: 'bms.caller.kind',
   guildId: 'bms.guild.id',
   requestId: 'bms.request.id',

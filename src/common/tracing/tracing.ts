@@ -36,9 +36,10 @@ const MAX_QUEUED_SPANS = 4_096;
 const MAX_ATTRIBUTE_LENGTH = 2_048;
 
 /**
- * Starts OpenTelemetry tracing when the configuration turns it on (docs/operations.md, "Tracing"),
- * else does nothing and returns null: with tracing off, no SDK is loaded into the API, no module is
- * patched and no request hook is registered, so the hot path is the same as without tracing.
+ * Starts OpenTelemetry tracing (docs/operations.md, "Tracing"). Called only when the configuration
+ * turns it on: main.ts loads this module then, so with tracing off no SDK is loaded, no module is
+ * patched and no request hook is registered (src/common/tracing/request-spans.ts), and the hot
+ * path is the same as without tracing.
  *
  * It must run before `pg` and `ioredis` are first required: their instrumentations patch them as
  * they load (main.ts loads the application only after this). `processor` replaces the OTLP export,
@@ -48,8 +49,7 @@ export function startTracing(
   config: TracingSettings,
   version: string,
   processor?: SpanProcessor,
-): Tracing | null {
-  if (!config.enabled) return null;
+): Tracing {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: config.serviceName,
