@@ -63,7 +63,10 @@ describe('BearerStrategy.validate', () => {
 });
 
 describe('BearerStrategy under passport', () => {
-  /** Runs the strategy as the guard does: passport's `authenticate` with a callback. */
+  /**
+   * Runs the strategy under passport's own `authenticate` with a callback; the guard's runner
+   * reports the same (strategy-runner.spec.ts).
+   */
   function authenticate(
     strategy: BearerStrategy,
     request: object,

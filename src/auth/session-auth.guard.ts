@@ -1,9 +1,9 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import passport from 'passport';
 import { type Authorization, readAuthorization, tokenOf } from 'src/auth/authorization-header';
 import { BearerStrategy } from 'src/auth/bearer.strategy';
+import { StrategyRunner } from 'src/auth/strategy-runner';
 import {
   SESSION_TYPES,
   type AuthenticatedSession,
@@ -26,7 +26,7 @@ interface RouteAuth {
 /**
  * The global authentication guard (`APP_GUARD`): every route needs a session unless `@Public()`.
  * It reads the Authorization header (`Bearer <token>` for UserAuth, the bare token for PublicAuth),
- * has passport run the `bearer` strategy (`BearerStrategy`) on it, stores the session as
+ * runs the passport `bearer` strategy (`BearerStrategy`) on it, stores the session as
  * `request.session`, and checks that the route accepts its type (`@Auth(...)`). See
  * docs/authentication.md.
  */
@@ -35,10 +35,11 @@ export class SessionAuthGuard implements CanActivate {
   /** By controller class, then handler: a handler inherited by two controllers may differ. */
   private readonly routes = new Map<object, Map<object, RouteAuth>>();
   /**
-   * This application's own passport, holding its own strategy: the global one holds whichever
-   * application registered `bearer` last, and tests run several in one process.
+   * This application's own `bearer` strategy, run as passport runs it (`StrategyRunner`): the
+   * global passport holds whichever application registered `bearer` last, and tests run several in
+   * one process.
    */
-  private readonly passport = new passport.Authenticator();
+  private readonly bearer: StrategyRunner<AuthenticatedSession>;
 
   constructor(
     private readonly reflector: Reflector,
@@ -46,7 +47,7 @@ export class SessionAuthGuard implements CanActivate {
     private readonly sessions: SessionsService,
     strategy: BearerStrategy,
   ) {
-    this.passport.use('bearer', strategy);
+    this.bearer = new StrategyRunner(strategy, malformedHeader);
   }
 
   /** A public route is let through at once, without a promise. */
@@ -71,7 +72,9 @@ export class SessionAuthGuard implements CanActivate {
     let session: AuthenticatedSession;
     try {
       presentBearerToken(request, authorization);
-      session = await this.runStrategy(request, reply);
+      // The strategy's error as is, else the session; it fails on its own only for what the
+      // header parser let through, a second token in the body or query.
+      session = await this.bearer.run(request);
     } catch (error) {
       if (isAuthenticationFailure(error)) await this.countFailure(request.ip, reply);
       throw error;
@@ -80,29 +83,6 @@ export class SessionAuthGuard implements CanActivate {
     chargeToUser(session.userId);
     requireAcceptedType(session, route.accepted);
     return true;
-  }
-
-  /**
-   * Passport's `authenticate` with a callback and no passport session: the strategy's error as
-   * is, else the session. Passport fails on its own only for what the header parser let through,
-   * a second token in the body or query.
-   */
-  private runStrategy(request: FastifyRequest, reply: FastifyReply): Promise<AuthenticatedSession> {
-    return new Promise((resolve, reject) => {
-      const authenticate = this.passport.authenticate(
-        'bearer',
-        { session: false },
-        (error: Error | null, session: AuthenticatedSession | false) => {
-          if (error) reject(error);
-          else if (session) resolve(session);
-          else
-            reject(
-              new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed'),
-            );
-        },
-      ) as (request: FastifyRequest, reply: FastifyReply, next: (error?: unknown) => void) => void;
-      authenticate(request, reply, reject);
-    });
   }
 
   /** The route's decorators never change at run time: read them once per handler. */
@@ -152,13 +132,18 @@ function presentBearerToken(request: FastifyRequest, authorization: Authorizatio
         'This route needs a token in the Authorization header',
       );
     case 'malformed':
-      throw new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed');
+      throw malformedHeader();
     case 'bare':
       request.headers.authorization = `Bearer ${authorization.token}`;
       return;
     case 'bearer':
       return;
   }
+}
+
+/** A header the strategy cannot read, or a second token beside it. */
+function malformedHeader(): AppException {
+  return new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed');
 }
 
 /** The route must accept the session's type (`@Auth(...)`; both by default). */
