@@ -3,6 +3,7 @@ import {
   type INestApplicationContext,
   type LogLevel,
   Module,
+  type Type,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
@@ -53,8 +54,16 @@ export class CliServicesModule {
   }
 }
 
-/** The admin CLI's commands: those the feature modules declare (`@Feature({ commands })`). */
-export const CLI_COMMANDS = FEATURE_MODULES.flatMap((module) => featureOf(module).commands ?? []);
+/**
+ * The admin CLI's commands: those the feature modules declare (`@Feature({ commands })`), loaded
+ * here only (the HTTP service never loads them).
+ */
+export async function cliCommands(): Promise<Type[]> {
+  const declared = await Promise.all(
+    FEATURE_MODULES.map((module) => featureOf(module).commands?.() ?? Promise.resolve([])),
+  );
+  return declared.flat();
+}
 
 /**
  * The admin CLI: its commands, which check their arguments and then ask `CliServices` for the
@@ -62,13 +71,13 @@ export const CLI_COMMANDS = FEATURE_MODULES.flatMap((module) => featureOf(module
  */
 @Module({})
 export class CliModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, commands: readonly Type[]): DynamicModule {
     return {
       module: CliModule,
       imports: [ConfigModule.forRoot(config)],
       providers: [
         { provide: CliServices, useValue: new CliServices(() => startServices(config)) },
-        ...CLI_COMMANDS,
+        ...commands,
       ],
     };
   }

@@ -153,6 +153,18 @@ describe('the service process', () => {
     });
   });
 
+  it("loads none of the admin CLI's commands (nest-commander and what it brings)", async () => {
+    // What the service's process loads, short of booting: the application and its modules.
+    const probe = [
+      `require(${JSON.stringify(join(ROOT, 'dist', 'src', 'app.setup.js'))});`,
+      'const loaded = Object.keys(require.cache);',
+      'console.log(JSON.stringify(loaded.filter((path) => /[\\/]node_modules[\\/](nest-commander|inquirer|@inquirer)[\\/]/.test(path))));',
+    ].join('\n');
+    const run = await runToExit({}, ['-e', probe]);
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+
   it('serves on the embedded default, drains in-flight requests on SIGTERM and closes the database', async () => {
     const dataDir = mkdtempSync(join(SCRATCH, 'process-'));
     const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });

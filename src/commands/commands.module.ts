@@ -5,10 +5,12 @@ import { CommandsController } from 'src/commands/commands.controller';
 import { CommandsSetting } from 'src/commands/commands.setting';
 import { COMMAND_DECLARATIONS, CommandsService } from 'src/commands/commands.service';
 import { Feature } from 'src/common/feature/feature.decorator';
-import { SyncCommandsCommand } from 'src/commands/commands.commands';
 
 /** The bot's built-in command catalog: `GET /bot-state` and the platform sync. */
-@Feature({ tags: { commands: "The bot's command catalog" }, commands: [SyncCommandsCommand] })
+@Feature({
+  tags: { commands: "The bot's command catalog" },
+  commands: () => import('./commands.commands').then((m) => [m.SyncCommandsCommand]),
+})
 @Module({
   controllers: [CommandsController],
   providers: [

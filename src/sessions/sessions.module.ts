@@ -8,22 +8,17 @@ import { SessionsController } from 'src/sessions/sessions.controller';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { UsersModule } from 'src/users/users.module';
 import { Feature } from 'src/common/feature/feature.decorator';
-import {
-  CreateTokenCommand,
-  BanSessionCommand,
-  ListSessionsCommand,
-  PurgeExpiredSessionsCommand,
-} from 'src/sessions/sessions.commands';
 
 /** Sessions and API tokens: storage, the resolved-session cache and the /sessions endpoints. */
 @Feature({
   tags: { sessions: 'Login sessions and API tokens' },
-  commands: [
-    CreateTokenCommand,
-    BanSessionCommand,
-    ListSessionsCommand,
-    PurgeExpiredSessionsCommand,
-  ],
+  commands: () =>
+    import('./sessions.commands').then((m) => [
+      m.CreateTokenCommand,
+      m.BanSessionCommand,
+      m.ListSessionsCommand,
+      m.PurgeExpiredSessionsCommand,
+    ]),
 })
 @Module({
   imports: [TypeOrmModule.forFeature([SessionEntity]), UsersModule],

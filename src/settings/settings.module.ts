@@ -23,7 +23,6 @@ import { SettingsRollbackService } from 'src/settings/revisions/settings-rollbac
 import { SettingsTransferController } from 'src/settings/transfer/settings-transfer.controller';
 import { SettingsTransferService } from 'src/settings/transfer/settings-transfer.service';
 import { Feature } from 'src/common/feature/feature.decorator';
-import { ExportSettingsCommand, ImportSettingsCommand } from 'src/settings/settings.commands';
 
 /**
  * The settings engine and the built-in settings. Other modules declare settings of their own with
@@ -34,7 +33,8 @@ import { ExportSettingsCommand, ImportSettingsCommand } from 'src/settings/setti
     settings:
       "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
   },
-  commands: [ExportSettingsCommand, ImportSettingsCommand],
+  commands: () =>
+    import('./settings.commands').then((m) => [m.ExportSettingsCommand, m.ImportSettingsCommand]),
 })
 @Module({
   imports: [DiscoveryModule, GuildsModule, PermissionsModule],

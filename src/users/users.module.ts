@@ -3,13 +3,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { UserEntity } from 'src/users/user.entity';
 import { UsersService } from 'src/users/users.service';
 import { Feature } from 'src/common/feature/feature.decorator';
-import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
 
 /**
  * Users and their bans. Exports the user repository too, for the modules that keep their own
  * columns on a user (the platform grant).
  */
-@Feature({ commands: [BanUserCommand, UnbanUserCommand] })
+@Feature({
+  commands: () => import('./users.commands').then((m) => [m.BanUserCommand, m.UnbanUserCommand]),
+})
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity])],
   providers: [UsersService],

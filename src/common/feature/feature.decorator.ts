@@ -5,13 +5,16 @@ import type { Type } from '@nestjs/common';
  * so that registering it once (`FEATURE_MODULES` in src/app.features.ts) puts it everywhere:
  *
  * - `tags`: the OpenAPI tags its routes use, each with what it groups (Swagger UI's sections);
- * - `commands`: its admin CLI commands (nest-commander `@Command` classes), which the CLI registers.
+ * - `commands`: its admin CLI commands (nest-commander `@Command` classes), which the CLI registers:
+ *   a function that imports them (`() => import('./users.commands').then((m) => [m.BanUserCommand])`),
+ *   so that the HTTP service, which never runs them, does not load nest-commander and what it
+ *   brings (about 300 modules, a tenth of a boot).
  *
  * docs/architecture.md, "Feature modules".
  */
 export interface FeatureDeclaration {
   readonly tags?: Readonly<Record<string, string>>;
-  readonly commands?: readonly Type[];
+  readonly commands?: () => Promise<readonly Type[]>;
 }
 
 const FEATURE = Symbol('feature');
