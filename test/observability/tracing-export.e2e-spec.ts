@@ -181,6 +181,11 @@ describe('the built service with OTEL_TRACES_EXPORTER=otlp', () => {
         (span) => span.scope === '@opentelemetry/instrumentation-ioredis',
       );
       expect(commands.length).toBeGreaterThan(0);
+      // The command's name, never its keys or arguments.
+      for (const command of commands) {
+        const statement = attribute(command, 'db.statement') ?? attribute(command, 'db.query.text');
+        expect(statement).toBe(command.name);
+      }
     },
   );
 
