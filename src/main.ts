@@ -18,7 +18,9 @@ async function bootstrap(): Promise<void> {
   // Before the application is loaded: tracing patches the database and Redis clients as they load.
   // Loaded only when on: OpenTelemetry's SDK adds about half a second and 30 MB to a boot.
   const tracing = config.tracing.enabled
-    ? (await import('./common/tracing/tracing')).startTracing(config.tracing, SERVICE_VERSION)
+    ? (await import('./common/tracing/tracing')).startTracing(config.tracing, SERVICE_VERSION, {
+        logger,
+      })
     : null;
   const { createApp } = await import('./app.setup');
   const { DatabaseEngine } = await import('./database/database.module');
@@ -56,7 +58,7 @@ async function shutdown(
     code = 1;
   }
   await tracing?.shutdown().catch((error: unknown) => {
-    log.warn({ err: error }, 'Spans still buffered could not be sent');
+    log.warn({ err: error, context: 'OpenTelemetry' }, 'Spans still buffered could not be sent');
   });
   await flushLogs(log);
   process.exit(code);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVICE_VERSION } from 'src/common/service-version';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { unusedPort } from 'test/support/ports';
 import { buildIfStale, startService } from 'test/support/service-process';
 
 /**
@@ -82,7 +83,9 @@ const attribute = (span: OtlpSpan, key: string): string | number | undefined => 
 };
 
 /** Starts the service with `env`, logs the demo user in, reads `/sessions/@me`, and stops it. */
-async function runOnce(env: Record<string, string>): Promise<{ code: number | null }> {
+async function runOnce(
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bms-tracing-'));
   try {
     const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ...env });
@@ -105,7 +108,7 @@ async function runOnce(env: Record<string, string>): Promise<{ code: number | nu
     });
     expect(me.status).toBe(200);
     service.child.kill('SIGTERM');
-    return { code: (await service.exited).code };
+    return { code: (await service.exited).code, output: service.output() };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -188,6 +191,28 @@ describe('the built service with OTEL_TRACES_EXPORTER=otlp', () => {
       }
     },
   );
+
+  it('logs an export it could not make, and still stops cleanly', async () => {
+    // Nothing listens there: the spans flushed at shutdown cannot be sent.
+    const closed = await unusedPort();
+    const { code, output } = await runOnce({
+      ...tracingOn(),
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closed}`,
+    });
+    expect(code).toBe(0);
+    const lines = output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; context?: string });
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          level: expect.stringMatching(/^(warn|error)$/),
+          context: 'OpenTelemetry',
+        }),
+      ]),
+    );
+  });
 
   it('sends nothing without OTEL_TRACES_EXPORTER, even with an endpoint set', async () => {
     const { code } = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });

@@ -26,11 +26,9 @@ import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 const exporter = new InMemorySpanExporter();
 let tracing: Tracing | null = null;
 beforeAll(() => {
-  tracing = startTracing(
-    tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp' }),
-    'test',
-    new SimpleSpanProcessor({ exporter }),
-  );
+  tracing = startTracing(tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp' }), 'test', {
+    processor: new SimpleSpanProcessor({ exporter }),
+  });
 });
 afterAll(() => tracing?.shutdown());
 

@@ -14,6 +14,14 @@ const DATABASE_TEXT_FIELDS = new Set(['message', 'stack']);
 const QUOTED_VALUE = /: "(?:[^"]|"")*"/g;
 const MAX_DEPTH = 6;
 
+/**
+ * A database error's text without the values it quotes (`invalid input syntax for type uuid:
+ * "<what the client sent>"`): for the log, and for traces (src/common/tracing/redacting-exporter.ts).
+ */
+export function redactQuotedValues(text: string): string {
+  return text.replace(QUOTED_VALUE, ': "[redacted]"');
+}
+
 /** pino's `err` serializer without the request data that database errors carry. */
 export function serializeError(error: unknown): unknown {
   return scrub(pino.stdSerializers.err(error as Error), 0);
@@ -33,7 +41,7 @@ function scrub(value: unknown, depth: number): unknown {
     if (REDACTED_FIELDS.has(key) || (fromDatabase && DATABASE_FIELDS.has(key))) {
       plain[key] = '[redacted]';
     } else if (fromDatabase && DATABASE_TEXT_FIELDS.has(key) && typeof field === 'string') {
-      plain[key] = field.replace(QUOTED_VALUE, ': "[redacted]"');
+      plain[key] = redactQuotedValues(field);
     } else {
       plain[key] = scrub(field, depth + 1);
     }

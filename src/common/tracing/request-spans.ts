@@ -75,7 +75,7 @@ function endRequestSpan(request: FastifyRequest, status: number | null): void {
   span.end();
 }
 
-/** The route template as the metrics name it (`/guilds/:guild_id`), so a panel leads to its traces. */
+/** The route template as the metrics name it (`/guilds/:guild_id`): a slow route on the dashboard is searched for by that name in the trace store. */
 function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? 'unmatched';
 }

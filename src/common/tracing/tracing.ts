@@ -1,4 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -15,10 +15,14 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
   type Sampler,
+  SamplingDecision,
+  type SamplingResult,
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { Logger } from 'pino';
+import { RedactingExporter } from 'src/common/tracing/redacting-exporter';
 import type { TracingSettings } from 'src/common/tracing/tracing-settings';
 
 /** Tracing once started: stopping it sends what is still buffered. */
@@ -29,7 +33,8 @@ export interface Tracing {
 
 /**
  * At most this many finished spans wait for export; past it, new ones are dropped (and the drop is
- * the exporter's to report), so a collector that is down costs bounded memory, never the requests.
+ * logged, as a failed export is: see `logger`), so a collector that is down costs bounded memory,
+ * never the requests.
  */
 const MAX_QUEUED_SPANS = 4_096;
 /** A SQL statement or a Redis command longer than this is cut in its span. */
@@ -42,14 +47,31 @@ const MAX_ATTRIBUTE_LENGTH = 2_048;
  * path is the same as without tracing.
  *
  * It must run before `pg` and `ioredis` are first required: their instrumentations patch them as
- * they load (main.ts loads the application only after this). `processor` replaces the OTLP export,
- * for tests (an in-memory exporter behind a simple processor).
+ * they load (main.ts loads the application only after this). OpenTelemetry's own warnings and
+ * errors (an export that failed, spans dropped past the queue's bound) go to `logger`, with the
+ * context `OpenTelemetry`. `processor` replaces the OTLP export, for tests (an in-memory exporter
+ * behind a simple processor).
  */
 export function startTracing(
   config: TracingSettings,
   version: string,
-  processor?: SpanProcessor,
+  options: { logger?: Logger; processor?: SpanProcessor } = {},
 ): Tracing {
+  const { logger, processor } = options;
+  if (logger) {
+    const log = logger.child({ context: 'OpenTelemetry' });
+    const ignore = (): void => undefined;
+    diag.setLogger(
+      {
+        error: (message, ...details) => log.error({ details }, message),
+        warn: (message, ...details) => log.warn({ details }, message),
+        info: ignore,
+        debug: ignore,
+        verbose: ignore,
+      },
+      DiagLogLevel.WARN,
+    );
+  }
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: config.serviceName,
@@ -59,7 +81,10 @@ export function startTracing(
     spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_LENGTH },
     spanProcessors: [
       processor ??
-        new BatchSpanProcessor({ exporter: exporterOf(config), maxQueueSize: MAX_QUEUED_SPANS }),
+        new BatchSpanProcessor({
+          exporter: new RedactingExporter(exporterOf(config)),
+          maxQueueSize: MAX_QUEUED_SPANS,
+        }),
     ],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -88,6 +113,7 @@ export function startTracing(
       trace.disable();
       propagation.disable();
       context.disable();
+      diag.disable();
     },
   };
 }
@@ -99,19 +125,45 @@ function exporterOf(config: TracingSettings): SpanExporter {
     : new OtlpProtobufExporter(options);
 }
 
-function samplerOf({ sampler, samplerRatio }: TracingSettings): Sampler {
-  switch (sampler) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(samplerRatio);
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(samplerRatio) });
+/**
+ * Which requests are recorded. A local parent's decision is always followed (a sampled request's
+ * calls and statements are recorded with it). A caller's `traceparent` is continued (its trace id
+ * and parent are kept) but its `sampled` flag decides nothing: any client can send one, and would
+ * otherwise force its requests to be recorded on a sampling instance, or hide them from an instance
+ * that records everything. For a caller's trace the ratio is drawn at random, since the caller
+ * chose the trace id a ratio sampler reads. The `parentbased_` and plain forms of
+ * OTEL_TRACES_SAMPLER therefore act alike here (docs/operations.md, "Tracing").
+ */
+export function samplerOf({ sampler, samplerRatio }: TracingSettings): Sampler {
+  const decision = sampler.replace(/^parentbased_/, '');
+  const own =
+    decision === 'always_on'
+      ? new AlwaysOnSampler()
+      : decision === 'always_off'
+        ? new AlwaysOffSampler()
+        : new TraceIdRatioBasedSampler(samplerRatio);
+  const forCallers = decision === 'traceidratio' ? new RandomRatioSampler(samplerRatio) : own;
+  return new ParentBasedSampler({
+    root: own,
+    remoteParentSampled: forCallers,
+    remoteParentNotSampled: forCallers,
+  });
+}
+
+/** Records a share of spans drawn at random, whatever their trace id. */
+class RandomRatioSampler implements Sampler {
+  constructor(private readonly ratio: number) {}
+
+  shouldSample(): SamplingResult {
+    return {
+      decision:
+        Math.random() < this.ratio
+          ? SamplingDecision.RECORD_AND_SAMPLED
+          : SamplingDecision.NOT_RECORD,
+    };
+  }
+
+  toString(): string {
+    return `RandomRatioSampler{${this.ratio}}`;
   }
 }
