@@ -1,21 +1,12 @@
-import passport from 'passport';
 import { BearerStrategy } from 'src/auth/bearer.strategy';
+import { StrategyRunner } from 'src/auth/strategy-runner';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import type { SessionsService } from 'src/sessions/sessions.service';
+import { LOGIN_SESSION } from 'test/fixtures/sessions';
 
-const SESSION: AuthenticatedSession = {
-  id: 's1',
-  userId: '1100000000000000010',
-  type: 'login',
-  name: null,
-  state: 'active',
-  userState: 'normal',
-  createdAt: new Date('2026-01-01T00:00:00Z'),
-  expiresAt: new Date('2027-01-01T00:00:00Z'),
-  scope: null,
-};
+const SESSION = LOGIN_SESSION;
 
 function strategyOver(authenticate: SessionsService['authenticate']): BearerStrategy {
   return new BearerStrategy({ authenticate } as SessionsService);
@@ -62,24 +53,20 @@ describe('BearerStrategy.validate', () => {
   });
 });
 
-describe('BearerStrategy under passport', () => {
+describe("BearerStrategy under the guard's runner", () => {
   /**
-   * Runs the strategy under passport's own `authenticate` with a callback; the guard's runner
-   * reports the same (strategy-runner.spec.ts).
+   * Runs the strategy as the guard does (StrategyRunner, which reports what passport's own
+   * `authenticate` would: strategy-runner.spec.ts), as an error or a session.
    */
   function authenticate(
     strategy: BearerStrategy,
     request: object,
   ): Promise<{ error: unknown; session: unknown }> {
-    const authenticator = new passport.Authenticator().use('bearer', strategy);
-    return new Promise((resolve, reject) => {
-      const middleware = authenticator.authenticate(
-        'bearer',
-        { session: false },
-        (error: unknown, session: unknown) => resolve({ error, session }),
-      ) as (request: object, response: object, next: (error?: unknown) => void) => void;
-      middleware(request, {}, reject);
-    });
+    return new StrategyRunner(strategy, () => false).run(request).then(
+      (session) => ({ error: null, session }),
+      (error: unknown) =>
+        error === false ? { error: null, session: false } : { error, session: null },
+    );
   }
 
   it('hands validate the token of `Bearer <token>`', async () => {

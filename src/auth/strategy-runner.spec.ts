@@ -5,18 +5,9 @@ import type { AuthenticatedSession } from 'src/common/auth/authenticated-session
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import type { SessionsService } from 'src/sessions/sessions.service';
+import { LOGIN_SESSION } from 'test/fixtures/sessions';
 
-const SESSION: AuthenticatedSession = {
-  id: 's1',
-  userId: '1100000000000000010',
-  type: 'login',
-  name: null,
-  state: 'active',
-  userState: 'normal',
-  createdAt: new Date('2026-01-01T00:00:00Z'),
-  expiresAt: new Date('2027-01-01T00:00:00Z'),
-  scope: null,
-};
+const SESSION = LOGIN_SESSION;
 
 const malformed = (): AppException =>
   new AppException(ErrorCode.InvalidToken, 'The Authorization header is malformed');
