@@ -32,13 +32,18 @@ const shared = {
   testEnvironment: 'node',
 };
 
+// The tiers to run, for `npm run test:unit|service|e2e|quick` (a comma list of project names; all of
+// them when unset). Chosen here rather than with `--selectProjects`, which takes every word after it
+// as a project name, so `npm run test:e2e -- test/settings/revisions` would run no file or all.
+const tiers = process.env.TEST_TIERS?.split(',').filter(Boolean);
+
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 60_000,
   // A worker per core, two at least: the e2e files spend much of their time waiting on sockets,
   // timers and child processes (Jest's default, one core less, runs a 2-core machine in band).
   maxWorkers: Math.max(2, availableParallelism()),
-  projects: [
+  projects: selectTiers([
     {
       ...shared,
       displayName: 'unit',
@@ -62,5 +67,16 @@ module.exports = {
       // Each e2e file boots the application on a fresh database.
       slowTestThreshold: 30,
     },
-  ],
+  ]),
 };
+
+/** The projects named by TEST_TIERS, in their order; an unknown name fails loudly. */
+function selectTiers(projects) {
+  if (!tiers) return projects;
+  const names = projects.map((project) => project.displayName);
+  const unknown = tiers.filter((tier) => !names.includes(tier));
+  if (unknown.length > 0) {
+    throw new Error(`TEST_TIERS names ${unknown.join(', ')}; the tiers are ${names.join(', ')}`);
+  }
+  return projects.filter((project) => tiers.includes(project.displayName));
+}
