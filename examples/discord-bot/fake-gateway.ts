@@ -15,6 +15,16 @@ import {
 
 const TOKEN = 'fake-gateway-token';
 
+/** The bot's user, as READY names it. */
+export const BOT_USER: APIUser = {
+  id: '1100000000000000001',
+  username: 'bot',
+  discriminator: '0',
+  global_name: null,
+  avatar: null,
+  bot: true,
+};
+
 /** The part of @discordjs/ws's WebSocketManager that discord.js's manager calls. */
 class FakeShardManager extends EventEmitter {
   readonly options = { token: TOKEN };

@@ -1,23 +1,23 @@
-import { ChannelType, GatewayDispatchEvents, OverwriteType, type APIUser } from 'discord.js';
+import { ChannelType, GatewayDispatchEvents, OverwriteType } from 'discord.js';
 import {
   CHANNEL_FLAG_OBFUSCATED,
   createGuildStateReporter,
   guildStateHash,
-  type FetchLike,
   type GuildStateBatch,
   type GuildStateReporter,
 } from 'clients/bot-reporter/src';
-import { FakeGateway } from './fake-gateway';
-import { fullStateFrom, guildState, reportGuildState } from './guild-state';
+import {
+  fullStateFrom,
+  guildState,
+  reportGuildState,
+} from 'clients/bot-reporter/src/discord-guild-state';
+// The fake gateway serves the repository's tests (examples/ has no path alias).
+// eslint-disable-next-line no-restricted-imports
+import { BOT_USER, FakeGateway } from '../../../examples/discord-bot/fake-gateway';
+// eslint-disable-next-line no-restricted-imports
+import { fakeService } from '../../../examples/discord-bot/fake-service';
 
-const BOT: APIUser = {
-  id: '1100000000000000001',
-  username: 'bot',
-  discriminator: '0',
-  global_name: null,
-  avatar: null,
-  bot: true,
-};
+const BOT = BOT_USER;
 const USER = '1100000000000000012';
 const GUILD = '1100000000000000500';
 const OTHER = '1100000000000000600';
@@ -158,7 +158,7 @@ function recordingReporter(calls: Call[]): GuildStateReporter {
 /** Lets the wiring's deferred reads (a channel discord.js added without an event) run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-describe('reportGuildState (examples/discord-bot)', () => {
+describe('reportGuildState', () => {
   let gateway: FakeGateway;
   const calls: Call[] = [];
   let detach: () => void;
@@ -448,28 +448,14 @@ describe('reportGuildState (examples/discord-bot)', () => {
 
 describe('reportGuildState with the real reporter', () => {
   it("keeps the reporter's hash equal to that of discord.js's cache, event after event", async () => {
-    const batches: GuildStateBatch[] = [];
-    const accept: FetchLike = (_url, init) => {
-      const batch = JSON.parse(init.body as string) as GuildStateBatch;
-      batches.push(batch);
-      const next = (batch.reports.at(-1)?.seq ?? 0) + 1;
-      return Promise.resolve(
-        Response.json({
-          applied: batch.reports.length,
-          duplicates: 0,
-          next_seq: next,
-          gap: null,
-          resync: [],
-        }),
-      );
-    };
+    const service = fakeService();
     let reporter: GuildStateReporter | undefined;
     const errors: Error[] = [];
     const gateway = await FakeGateway.connect(2, (client) => {
       reporter = createGuildStateReporter({
         baseUrl: 'http://bms.test',
         token: 'ara_secret',
-        fetch: accept,
+        fetch: service.fetch,
         fullState: fullStateFrom(client),
         onError: (error) => errors.push(error),
       });
@@ -513,7 +499,9 @@ describe('reportGuildState with the real reporter', () => {
     await reporter!.close();
     await gateway.destroy();
     expect(errors).toEqual([]);
-    const sent = batches.flatMap((batch) => batch.reports.filter((r) => r.guild_id === GUILD));
+    const sent = service.sent
+      .map(({ body }) => body as GuildStateBatch)
+      .flatMap((batch) => batch.reports.filter((r) => r.guild_id === GUILD));
     expect(sent.map((report) => report.type)).toEqual([
       'guild_create',
       'role_delete',
