@@ -102,8 +102,13 @@ export function createTransport(
   options: RequestOptions,
   onAttempt: (shardId: number) => void = () => undefined,
 ): Transport {
-  const baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
-  if (options.token === '') throw new TypeError('token must be an API token of a ROOT_USERS user');
+  // From JavaScript a missing variable arrives as undefined: say which option, not "Invalid URL".
+  const baseUrl = serviceUrl(options.baseUrl);
+  if (typeof options.token !== 'string' || options.token === '') {
+    throw new TypeError(
+      'token must be an API token (ara_…) of a ROOT_USERS user, e.g. from BMS_TOKEN',
+    );
+  }
   const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
   const maxRetries = options.maxRetries ?? 4;
   const retryDelayMs = options.retryDelayMs ?? 500;
@@ -183,6 +188,17 @@ export function createTransport(
     },
     paused: () => Date.now() < pausedUntil,
   };
+}
+
+function serviceUrl(value: unknown): string {
+  try {
+    if (typeof value === 'string') return new URL(value).href.replace(/\/+$/, '');
+  } catch {
+    // Said below, with the value.
+  }
+  throw new TypeError(
+    `baseUrl must be the service's URL (e.g. http://localhost:3000), not ${String(value)}`,
+  );
 }
 
 export function positive(name: string, value: number): number {
