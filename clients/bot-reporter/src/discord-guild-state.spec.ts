@@ -13,7 +13,7 @@ import {
 } from 'clients/bot-reporter/src/discord-guild-state';
 // The fake gateway serves the repository's tests (examples/ has no path alias).
 // eslint-disable-next-line no-restricted-imports
-import { BOT_USER, FakeGateway } from '../../../examples/discord-bot/fake-gateway';
+import { BOT_USER, FakeGateway, guildCreateData } from '../../../examples/discord-bot/fake-gateway';
 // eslint-disable-next-line no-restricted-imports
 import { fakeService } from '../../../examples/discord-bot/fake-service';
 
@@ -68,17 +68,9 @@ const text = (overwrites: object[] = []): object => ({
 
 /** GUILD_CREATE as the gateway sends it to a bot with the Guilds intent. */
 const guildCreate = (): object => ({
-  id: GUILD,
+  ...guildCreateData(GUILD, 2),
   name: 'Guild',
-  icon: null,
   owner_id: USER,
-  unavailable: false,
-  member_count: 2,
-  large: false,
-  joined_at: '2024-01-01T00:00:00.000Z',
-  features: [],
-  emojis: [],
-  stickers: [],
   roles: [
     { id: GUILD, name: '@everyone', permissions: '104324673', position: 0, managed: false },
     { id: ROLE.bot, name: 'Bot', permissions: '268446720', position: 5, managed: true },
@@ -107,11 +99,6 @@ const guildCreate = (): object => ({
   ],
   threads: [thread(THREAD.active)],
   members: [member(BOT.id, [ROLE.bot])],
-  voice_states: [],
-  presences: [],
-  stage_instances: [],
-  guild_scheduled_events: [],
-  soundboard_sounds: [],
 });
 
 /** A guild the bot has just joined: nothing in it yet. */

@@ -1,4 +1,4 @@
-import { ChannelType, GatewayDispatchEvents, type Client } from 'discord.js';
+import { GatewayDispatchEvents, type Client } from 'discord.js';
 import {
   guildStateHash,
   shardOfGuild,
@@ -16,12 +16,11 @@ import {
 import { eventually } from 'test/support/eventually';
 // The fake gateway serves the repository's tests (examples/ has no path alias).
 // eslint-disable-next-line no-restricted-imports
-import { BOT_USER, FakeGateway } from '../../../examples/discord-bot/fake-gateway';
+import { BOT_USER, FakeGateway, guildCreateData } from '../../../examples/discord-bot/fake-gateway';
 // eslint-disable-next-line no-restricted-imports
 import { fakeService, type Sent } from '../../../examples/discord-bot/fake-service';
 
 const BOT = BOT_USER;
-const OWNER = '1100000000000000012';
 const SHARDS = 2;
 
 /** Guild ids on each of the two shards, by Discord's sharding rule. */
@@ -35,62 +34,6 @@ const onShard = (shardId: number, count: number): string[] => {
 };
 const [GUILD_A, JOINED] = onShard(0, 2);
 const [GUILD_B] = onShard(1, 1);
-
-/** GUILD_CREATE as the gateway sends it to a bot with the Guilds intent. */
-const guildCreate = (id: string, memberCount: number): object => ({
-  id,
-  name: `Guild ${id.slice(-4)}`,
-  icon: null,
-  owner_id: OWNER,
-  unavailable: false,
-  member_count: memberCount,
-  large: false,
-  joined_at: '2024-01-01T00:00:00.000Z',
-  features: [],
-  emojis: [],
-  stickers: [],
-  roles: [
-    {
-      id,
-      name: '@everyone',
-      permissions: '104324673',
-      position: 0,
-      managed: false,
-      color: 0,
-      hoist: false,
-      mentionable: false,
-      flags: 0,
-    },
-  ],
-  channels: [
-    {
-      id: String(BigInt(id) + 1n),
-      type: ChannelType.GuildText,
-      name: 'general',
-      position: 0,
-      parent_id: null,
-      flags: 0,
-      permission_overwrites: [],
-    },
-  ],
-  threads: [],
-  members: [
-    {
-      user: BOT,
-      roles: [],
-      joined_at: '2024-01-01T00:00:00.000Z',
-      deaf: false,
-      mute: false,
-      flags: 0,
-      communication_disabled_until: null,
-    },
-  ],
-  voice_states: [],
-  presences: [],
-  stage_instances: [],
-  guild_scheduled_events: [],
-  soundboard_sounds: [],
-});
 
 const statsOf = (sent: Sent[], shardId: number): ShardStats[] =>
   sent
@@ -119,9 +62,9 @@ describe('reportDiscordBot', () => {
     const { sent } = service;
 
     gateway.ready(0, BOT, [GUILD_A], SHARDS);
-    gateway.dispatch(0, GatewayDispatchEvents.GuildCreate, guildCreate(GUILD_A, 12));
+    gateway.dispatch(0, GatewayDispatchEvents.GuildCreate, guildCreateData(GUILD_A, 12));
     gateway.ready(1, BOT, [GUILD_B], SHARDS);
-    gateway.dispatch(1, GatewayDispatchEvents.GuildCreate, guildCreate(GUILD_B, 30));
+    gateway.dispatch(1, GatewayDispatchEvents.GuildCreate, guildCreateData(GUILD_B, 30));
 
     // Each shard's stats are sent as soon as it is ready, not at the next interval.
     const ready = (shardId: number): boolean => statsOf(sent, shardId).at(-1)?.status === 'Ready';
@@ -159,7 +102,7 @@ describe('reportDiscordBot', () => {
         flags: 0,
       },
     });
-    gateway.dispatch(0, GatewayDispatchEvents.GuildCreate, guildCreate(JOINED, 3));
+    gateway.dispatch(0, GatewayDispatchEvents.GuildCreate, guildCreateData(JOINED, 3));
     await reporting!.guildState.flush();
     await reporting!.membership.flush();
 
@@ -211,7 +154,7 @@ describe('reportDiscordBot', () => {
       });
     });
     gateway.ready(0, BOT, [GUILD_A], 1);
-    gateway.dispatch(0, GatewayDispatchEvents.GuildCreate, guildCreate(GUILD_A, 2));
+    gateway.dispatch(0, GatewayDispatchEvents.GuildCreate, guildCreateData(GUILD_A, 2));
     await eventually(
       () => Promise.resolve(errors),
       (seen) => new Set(seen.map(([feed]) => feed)).size === 3,
