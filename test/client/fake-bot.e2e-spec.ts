@@ -25,6 +25,18 @@ describe('the fake bot against the demo', () => {
     (await app().http().get(path).set('Authorization', `Bearer ${token}`).expect(200))
       .body as Record<string, unknown>;
 
+  it('refuses to start with a token the internal routes refuse, saying what to fix', async () => {
+    await expect(
+      startFakeBot({
+        baseUrl: `http://127.0.0.1:${app().port}`,
+        // A login session's token: the internal routes take API tokens only.
+        token: login,
+        world: { guilds: 1 },
+        log: (line) => lines.push(line),
+      }),
+    ).rejects.toThrow(/^GET \/internal\/bot-guilds: 403 Restricted: .*To fix: .*ROOT_USERS/);
+  });
+
   it('reports the demo world whole: membership and guild state live, its shard Ready', async () => {
     // Before it starts, nothing reports: the demo's own bot is off.
     expect(await internal('/internal/bot-guilds')).toMatchObject({ live: false, guilds: 0 });
@@ -52,6 +64,7 @@ describe('the fake bot against the demo', () => {
       total_guilds: 2,
     });
     expect(lines.join('\n')).toMatch(/feeds live: membership of 2 guilds/);
+    expect(lines.join('\n')).not.toMatch(/warning/);
   });
 
   it('makes a change the per-guild routes read from its report, with no platform call', async () => {
@@ -92,5 +105,26 @@ describe('the fake bot against the demo', () => {
     await bot.stop();
     const stats = await app().http().get('/bot-stats').expect(200);
     expect(stats.body.shard_conns['0'].status).toBe('Closed');
+  });
+});
+
+describe('the fake bot against a demo whose own bot reports', () => {
+  const app = useTestApp();
+
+  it('says it takes the demo bot’s shard over, and how to avoid it', async () => {
+    const login = (await loginAs(app(), DEMO_IDS.alice)).token;
+    const token = (await createApiToken(app(), login, { name: 'fake bot' })).token;
+    const lines: string[] = [];
+    const bot = await startFakeBot({
+      baseUrl: `http://127.0.0.1:${app().port}`,
+      token,
+      world: { platformUrl: emulatorOf(app()).apiUrl, botToken: 'demo-bot-token' },
+      changeEveryMs: 3_600_000,
+      log: (line) => lines.push(line),
+    });
+    await bot.stop();
+    expect(lines.join('\n')).toMatch(
+      /warning: shard 0 was reported in the last 120 s by another process .*DEMO_BOT_REPORTER=false/,
+    );
   });
 });

@@ -126,6 +126,20 @@ export async function startFakeBot(options: FakeBotOptions): Promise<FakeBot> {
   say(
     `fake bot ${world.botId}: ${guilds.size} guilds from ${world.source}, ${shardCount} shard${shardCount === 1 ? '' : 's'}, reporting to ${options.baseUrl}`,
   );
+  // Another process reporting the same shards would be taken over without a word on its side.
+  const before = await membership.status();
+  const reporting = before.shards.filter(
+    (shard) =>
+      shard.shard_id < shardCount &&
+      shard.reported_at !== null &&
+      Date.now() - Date.parse(shard.reported_at) < before.stale_after * 1000,
+  );
+  if (reporting.length > 0) {
+    const ids = reporting.map((shard) => shard.shard_id).join(', ');
+    say(
+      `warning: shard ${ids} was reported in the last ${before.stale_after} s by another process (or an earlier run of this one): the fake bot takes it over, and that process's guild-state reports will be refused (409). Against the demo, start the service with DEMO_BOT_REPORTER=false`,
+    );
+  }
   // As a real bot does at READY: each shard's guild list, then each guild as GUILD_CREATE brings it.
   await shardStats.report();
   const readyAt = new Date();
