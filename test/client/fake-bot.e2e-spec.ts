@@ -1,3 +1,4 @@
+import { shardOfGuild } from 'clients/bot-reporter/src';
 import { startFakeBot, type FakeBot } from 'clients/bot-reporter/src/fake-bot';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, emulatorOf, loginAs } from 'test/support/auth';
@@ -126,5 +127,37 @@ describe('the fake bot against a demo whose own bot reports', () => {
     expect(lines.join('\n')).toMatch(
       /warning: shard 0 was reported in the last 120 s by another process .*DEMO_BOT_REPORTER=false/,
     );
+  });
+});
+
+describe('the fake bot with guilds of its own, over two shards', () => {
+  const app = useTestApp({ env: { DEMO_BOT_REPORTER: 'false' } });
+
+  it('makes them up on both shards, and the service holds them live', async () => {
+    const login = (await loginAs(app(), DEMO_IDS.alice)).token;
+    const token = (await createApiToken(app(), login, { name: 'fake bot' })).token;
+    const bot = await startFakeBot({
+      baseUrl: `http://127.0.0.1:${app().port}`,
+      token,
+      world: { guilds: 4 },
+      shardCount: 2,
+      changeEveryMs: 3_600_000,
+      log: () => undefined,
+    });
+    const shards = new Set(bot.guilds.map((guild) => shardOfGuild(guild.id, 2)));
+    expect(shards).toEqual(new Set([0, 1]));
+    const guildState = await app()
+      .http()
+      .get('/internal/guild-state')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(guildState.body).toMatchObject({ membership_live: true, guilds: 4, live: 4 });
+    await bot.change();
+    const stats = await app().http().get('/bot-stats').expect(200);
+    expect(stats.body).toMatchObject({
+      shard_conns: { '0': { status: 'Ready' }, '1': { status: 'Ready' } },
+      total_guilds: 4,
+    });
+    await bot.stop();
   });
 });

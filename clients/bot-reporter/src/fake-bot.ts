@@ -287,7 +287,8 @@ function madeUpWorld(count: number): World {
   const guilds: GuildState[] = [];
   const members = new Map<string, number>();
   for (let n = 1; n <= count; n += 1) {
-    const guildId = base + BigInt(n) * 1_000n;
+    // A millisecond apart: consecutive guilds land on consecutive shards (Discord's rule).
+    const guildId = base + (BigInt(n) << 22n);
     const id = (offset: number): string => String(guildId + BigInt(offset));
     const guild: GuildState = {
       id: id(0),
