@@ -86,13 +86,18 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: globals.node },
     rules: {
       '@typescript-eslint/explicit-function-return-type': 'off',
       'no-restricted-syntax': 'off',
     },
+  },
+  {
+    // CommonJS examples load packages as CommonJS does.
+    files: ['**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   prettier,
 );

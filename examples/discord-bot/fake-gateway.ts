@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import {
   ApplicationFlags,
+  ChannelType,
   Client,
   GatewayDispatchEvents,
   GatewayIntentBits,
@@ -15,21 +16,34 @@ import {
 
 const TOKEN = 'fake-gateway-token';
 
+/** The bot's user, as READY names it. */
+export const BOT_USER: APIUser = {
+  id: '1100000000000000001',
+  username: 'bot',
+  discriminator: '0',
+  global_name: null,
+  avatar: null,
+  bot: true,
+};
+
 /** The part of @discordjs/ws's WebSocketManager that discord.js's manager calls. */
 class FakeShardManager extends EventEmitter {
   readonly options = { token: TOKEN };
-  constructor(private readonly shardIds: number[]) {
+  constructor(
+    private readonly shardIds: number[],
+    private readonly shardCount: number,
+  ) {
     super();
   }
   fetchGatewayInformation(): Promise<unknown> {
     return Promise.resolve({
       url: 'wss://gateway.invalid',
-      shards: this.shardIds.length,
+      shards: this.shardCount,
       session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
     });
   }
   getShardCount(): Promise<number> {
-    return Promise.resolve(this.shardIds.length);
+    return Promise.resolve(this.shardCount);
   }
   getShardIds(): Promise<number[]> {
     return Promise.resolve(this.shardIds);
@@ -60,20 +74,21 @@ export class FakeGateway {
   ) {}
 
   /**
-   * A client with the Guilds intent, logged in on `shardCount` shards; `prepare` runs before login
-   * (attach the wiring there, as a bot does before `client.login()`).
+   * A client with the Guilds intent, logged in on `shardIds` (all `shardCount` shards by default:
+   * a bot in one process; a few of them, a process of a bot split over several); `prepare` runs
+   * before login (attach the wiring there, as a bot does before `client.login()`).
    */
   static async connect(
     shardCount = 1,
     prepare: (client: Client) => void = () => undefined,
+    shardIds: number[] = Array.from({ length: shardCount }, (_, id) => id),
   ): Promise<FakeGateway> {
-    const shardIds = Array.from({ length: shardCount }, (_, id) => id);
     const client = new Client({
       intents: [GatewayIntentBits.Guilds],
       shards: shardIds,
       shardCount,
     });
-    const shards = new FakeShardManager(shardIds);
+    const shards = new FakeShardManager(shardIds, shardCount);
     // discord.js keeps a manager whose token is the client's, and attaches its handlers to the
     // one it creates; this one is given them by hand.
     const ws = client.ws as unknown as ClientWebSocket;
@@ -113,3 +128,62 @@ export class FakeGateway {
     await this.client.destroy();
   }
 }
+
+/**
+ * A small guild's GUILD_CREATE as the gateway sends it to a bot with the Guilds intent: @everyone,
+ * one text channel (the guild's id + 1) and the bot's member.
+ */
+export const guildCreateData = (id: string, memberCount: number): object => ({
+  id,
+  name: `Guild ${id.slice(-4)}`,
+  icon: null,
+  owner_id: '1100000000000000012',
+  unavailable: false,
+  member_count: memberCount,
+  large: false,
+  joined_at: '2024-01-01T00:00:00.000Z',
+  features: [],
+  emojis: [],
+  stickers: [],
+  roles: [
+    {
+      id,
+      name: '@everyone',
+      permissions: '104324673',
+      position: 0,
+      managed: false,
+      color: 0,
+      hoist: false,
+      mentionable: false,
+      flags: 0,
+    },
+  ],
+  channels: [
+    {
+      id: String(BigInt(id) + 1n),
+      type: ChannelType.GuildText,
+      name: 'general',
+      position: 0,
+      parent_id: null,
+      flags: 0,
+      permission_overwrites: [],
+    },
+  ],
+  threads: [],
+  members: [
+    {
+      user: BOT_USER,
+      roles: [],
+      joined_at: '2024-01-01T00:00:00.000Z',
+      deaf: false,
+      mute: false,
+      flags: 0,
+      communication_disabled_until: null,
+    },
+  ],
+  voice_states: [],
+  presences: [],
+  stage_instances: [],
+  guild_scheduled_events: [],
+  soundboard_sounds: [],
+});

@@ -36,6 +36,7 @@ export class DemoBotReporter implements OnApplicationBootstrap, BeforeApplicatio
   /** Reports are sent one after another, in the order the emulator announced them. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly heartbeatMs: number;
+  private readonly enabled: boolean;
 
   constructor(
     private readonly connection: PlatformConnection,
@@ -45,11 +46,19 @@ export class DemoBotReporter implements OnApplicationBootstrap, BeforeApplicatio
     config: AppConfig,
   ) {
     this.heartbeatMs = (config.platform.botFeedStaleAfterSeconds * 1000) / 4;
+    this.enabled = config.platform.demoBotReporter;
   }
 
   async onApplicationBootstrap(): Promise<void> {
     const emulator = this.connection.emulator;
     if (!emulator) return;
+    if (!this.enabled) {
+      // Another reporter for shard 0 would take it over without a word: say who reports instead.
+      this.logger.log(
+        "Demo mode: the emulator's bot does not report its guilds (DEMO_BOT_REPORTER=false); the feeds wait for a bot started against this service (the fake bot: docs/bot-developers.md)",
+      );
+      return;
+    }
     this.stops.push(
       emulator.state.onBotMembership((change) => this.report(change)),
       emulator.state.onGuildState((change) => this.announced(change)),

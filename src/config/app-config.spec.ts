@@ -53,6 +53,7 @@ describe('loadConfig', () => {
       guildStateMaxAgeSeconds: 600,
       guildStateCacheBytes: 64 * 1_048_576,
       emulatorRateLimits: false,
+      demoBotReporter: true,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'http://localhost:3000/docs/oauth2-redirect.html',
@@ -114,6 +115,7 @@ describe('loadConfig', () => {
       GUILD_STATE_MAX_AGE: '60',
       GUILD_STATE_CACHE_MB: '16',
       EMULATOR_RATE_LIMITS: 'yes',
+      DEMO_BOT_REPORTER: 'false',
       OAUTH2_ALLOWED_REDIRECTS: 'https://dash.example/cb, http://localhost:5173/cb',
       MAIN_SERVER: '42',
       SUPPORT_SERVER_INVITE: 'https://discord.gg/abc',
@@ -157,6 +159,7 @@ describe('loadConfig', () => {
       guildStateMaxAgeSeconds: 60,
       guildStateCacheBytes: 16 * 1_048_576,
       emulatorRateLimits: true,
+      demoBotReporter: false,
     });
     expect(config.oauth2.allowedRedirects).toEqual([
       'https://dash.example/cb',
@@ -261,6 +264,7 @@ describe('loadConfig', () => {
     ['GUILD_STATE_CACHE_MB', '0'],
     ['GUILD_STATE_CACHE_MB', '4097'],
     ['EMULATOR_RATE_LIMITS', 'sometimes'],
+    ['DEMO_BOT_REPORTER', 'later'],
     ['RATE_LIMIT_ANONYMOUS', '60'],
     ['RATE_LIMIT_ANONYMOUS', '0/60'],
     ['RATE_LIMIT_GUILD_INFO', '30/0'],

@@ -139,6 +139,12 @@ export interface PlatformConfig {
   readonly guildStateCacheBytes: number;
   /** Demo mode: the emulator enforces the platform's rate limits (EMULATOR_RATE_LIMITS). */
   readonly emulatorRateLimits: boolean;
+  /**
+   * Demo mode: the emulator's bot reports its guilds and what it sees in them, as a bot would;
+   * false leaves the feeds to a bot started against the demo, such as the reporter package's fake
+   * bot (DEMO_BOT_REPORTER).
+   */
+  readonly demoBotReporter: boolean;
 }
 
 export interface SessionsConfig {
@@ -242,6 +248,7 @@ export function loadConfig(environment: Environment, cwd: string = process.cwd()
       guildStateMaxAgeSeconds: env.GUILD_STATE_MAX_AGE ?? 600,
       guildStateCacheBytes: (env.GUILD_STATE_CACHE_MB ?? 64) * 1_048_576,
       emulatorRateLimits: env.EMULATOR_RATE_LIMITS ?? false,
+      demoBotReporter: env.DEMO_BOT_REPORTER ?? true,
     },
     oauth2: {
       // PORT=0 (any free port, known only once bound) keeps the default port's.

@@ -328,6 +328,11 @@ export class EnvironmentSchema {
   @IsBoolean({ message: 'EMULATOR_RATE_LIMITS must be true or false' })
   EMULATOR_RATE_LIMITS?: boolean;
 
+  @Transform(toBoolean)
+  @IsOptional()
+  @IsBoolean({ message: 'DEMO_BOT_REPORTER must be true or false' })
+  DEMO_BOT_REPORTER?: boolean;
+
   @Transform(toList)
   @IsOptional()
   @IsUrl(

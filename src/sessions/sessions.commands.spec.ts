@@ -1,7 +1,12 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { CliServices } from 'src/common/cli/cli-services';
 import type { AppConfig } from 'src/config/app-config';
-import { BanSessionCommand, sessionTable } from 'src/sessions/sessions.commands';
+import {
+  BanSessionCommand,
+  CreateTokenCommand,
+  rootUsersWarning,
+  sessionTable,
+} from 'src/sessions/sessions.commands';
 import type { SessionsService } from 'src/sessions/sessions.service';
 
 const SESSION = '0b6f3a52-6c1e-4d55-9a49-1f2e6c7d8e90';
@@ -26,6 +31,55 @@ describe('sessions:ban', () => {
     } finally {
       printed.mockRestore();
     }
+  });
+});
+
+describe('tokens:create', () => {
+  const sessions = {
+    issueApiToken: jest.fn(() =>
+      Promise.resolve({
+        session: { id: SESSION, expiresAt: new Date('2027-01-01T00:00:00.000Z') },
+        token: 'ara_token',
+      }),
+    ),
+  };
+  const users = { ensureExists: jest.fn(() => Promise.resolve()) };
+  const services = new CliServices(() =>
+    Promise.resolve({
+      get: (type: { name: string }) => (type.name === 'UsersService' ? users : sessions),
+    } as unknown as INestApplicationContext),
+  );
+  const config = (rootUsers: string[]): AppConfig =>
+    ({ rootUsers, sessions: { apiTokenMaxTtlSeconds: 3600 } }) as unknown as AppConfig;
+
+  it.each([
+    [['42'], []],
+    [[], [rootUsersWarning('42', [])]],
+    [['7', '8'], [rootUsersWarning('42', ['7', '8'])]],
+  ])(
+    'with ROOT_USERS %p, warns when the internal routes will refuse the token',
+    async (rootUsers, warnings) => {
+      const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+      const warned = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+      try {
+        await new CreateTokenCommand(services, config(rootUsers)).run([], {
+          user: '42',
+          name: 'bot',
+        });
+        expect(warned.mock.calls).toEqual(warnings.map((line) => [line]));
+        // The token stays the last line printed, for scripts that read it.
+        expect(printed.mock.calls.at(-1)).toEqual(['ara_token']);
+      } finally {
+        printed.mockRestore();
+        warned.mockRestore();
+      }
+    },
+  );
+
+  it('says what the refusal will be and how to lift it', () => {
+    expect(rootUsersWarning('42', ['7'])).toBe(
+      "Warning: user 42 is not in ROOT_USERS (7), so the internal routes (/internal/*: the bot's shard, guild and guild-state reports) will refuse this token with 403 Restricted. A token for the bot's processes needs its user's id in ROOT_USERS where the service runs: add it and restart the service, and this token works there.",
+    );
   });
 });
 

@@ -46,6 +46,8 @@ export class CreateTokenCommand extends CommandRunner {
     const sessions = await this.services.get(SessionsService);
     await users.ensureExists(userId);
     const { session, token } = await sessions.issueApiToken(userId, name, expiry);
+    const warning = rootUsersWarning(userId, this.config.rootUsers);
+    if (warning) console.warn(warning);
     console.log(
       `API token "${name}" (session ${session.id}) for user ${userId}, expires ${session.expiresAt.toISOString()}:`,
     );
@@ -73,6 +75,17 @@ export class CreateTokenCommand extends CommandRunner {
   parseExpiry(value: string): number {
     return requirePositiveInteger(value, '--expiry');
   }
+}
+
+/**
+ * The token works on every route but the internal ones when its user is not a root user: said
+ * when it is made, not by the bot's first 403. ROOT_USERS is read at each request, so adding the
+ * user later makes this same token work.
+ */
+export function rootUsersWarning(userId: string, rootUsers: readonly string[]): string | null {
+  if (rootUsers.includes(userId)) return null;
+  const listed = rootUsers.length === 0 ? 'empty' : rootUsers.join(',');
+  return `Warning: user ${userId} is not in ROOT_USERS (${listed}), so the internal routes (/internal/*: the bot's shard, guild and guild-state reports) will refuse this token with 403 Restricted. A token for the bot's processes needs its user's id in ROOT_USERS where the service runs: add it and restart the service, and this token works there.`;
 }
 
 @Command({

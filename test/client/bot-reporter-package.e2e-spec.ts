@@ -121,7 +121,14 @@ describe('the bot reporter, packed and installed', () => {
       .concat('package.json')
       .sort();
     expect(await installedFiles(project, PACKAGE)).toEqual({
-      exports: PACKAGE_EXPORTS,
+      // The discord.js integration is its own entry, so the package loads without discord.js.
+      exports: {
+        ...PACKAGE_EXPORTS,
+        './discord': {
+          import: { types: './dist/esm/discord.d.ts', default: './dist/esm/discord.js' },
+          require: { types: './dist/cjs/discord.d.ts', default: './dist/cjs/discord.js' },
+        },
+      },
       files: ['README.md', 'dist', 'package.json'],
       builds: { esm: { files, type: 'module' }, cjs: { files, type: 'commonjs' } },
     });

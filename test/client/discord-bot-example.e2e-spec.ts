@@ -8,13 +8,14 @@ const ROOT = resolve(__dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'examples', 'discord-bot');
 const REPORTER = join(ROOT, 'clients', 'bot-reporter');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-/** The example's files a bot author copies (the specs and the fake gateway are the repository's). */
-const FILES = ['bot.ts', 'guild-state.ts', 'membership.ts'];
+/** The example's files a bot author copies (the fake gateway is the repository's). */
+const FILES = ['bot.mjs', 'bot.cjs', 'sharded.mjs'];
 
 /**
- * The example as its header says to use it: copied into a bot's own project, importing the
- * reporter as `@bot-management-service/bot-reporter` (installed from its packed tarball, with
- * discord.js at the repository's version), type-checked as an ES module and as CommonJS.
+ * The examples as their headers say to use them: JavaScript copied into a bot's own project,
+ * importing `@bot-management-service/bot-reporter/discord` (installed from its packed tarball, with
+ * discord.js at the repository's version), type-checked (checkJs) in a project that is an ES
+ * module and in one that is CommonJS.
  */
 describe('examples/discord-bot copied into a bot’s own project', () => {
   let project: string;
@@ -23,13 +24,10 @@ describe('examples/discord-bot copied into a bot’s own project', () => {
   beforeAll(async () => {
     project = await mkdtemp(join(tmpdir(), 'bms-discord-bot-'));
     const files: Record<string, string> = {};
-    for (const name of FILES) {
-      files[name] = readFileSync(join(EXAMPLE, name), 'utf8').replaceAll(
-        "'clients/bot-reporter/src'",
-        "'@bot-management-service/bot-reporter'",
-      );
-    }
-    files['tsconfig.json'] = scratchTsconfig(FILES);
+    for (const name of FILES) files[name] = readFileSync(join(EXAMPLE, name), 'utf8');
+    const tsconfig = JSON.parse(scratchTsconfig(FILES)) as { compilerOptions: object };
+    Object.assign(tsconfig.compilerOptions, { allowJs: true, checkJs: true, noEmit: true });
+    files['tsconfig.json'] = JSON.stringify(tsconfig);
     esm = await installAndCompile(project, REPORTER, files, ['discord.js']);
   }, 240_000);
 
@@ -37,9 +35,9 @@ describe('examples/discord-bot copied into a bot’s own project', () => {
     if (project) await rm(project, { recursive: true, force: true });
   });
 
-  it('imports the package, not the repository’s path', () => {
+  it('imports the package, not the repository’s paths', () => {
     for (const name of FILES) {
-      expect(readFileSync(join(EXAMPLE, name), 'utf8')).not.toMatch(/from '\.\.\//);
+      expect(readFileSync(join(EXAMPLE, name), 'utf8')).not.toMatch(/'(\.\.\/|clients\/)/);
     }
   });
 

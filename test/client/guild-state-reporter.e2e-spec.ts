@@ -22,6 +22,11 @@ import {
   type MembershipReporter,
   type ReporterError,
 } from 'clients/bot-reporter/src';
+import {
+  fullStateFrom,
+  reportGuildState,
+  reportMembership,
+} from 'clients/bot-reporter/src/discord';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import type { SeedChannel, SeedRole } from 'src/platform/emulator/emulator.seed';
 import type { GuildStateChange } from 'src/platform/emulator/emulator.state';
@@ -31,10 +36,6 @@ import { createTestApp, type TestApp } from 'test/support/test-app';
 // examples/ has no path alias (the example bot is not part of the service): imported by path.
 // eslint-disable-next-line no-restricted-imports
 import { FakeGateway } from '../../examples/discord-bot/fake-gateway';
-// eslint-disable-next-line no-restricted-imports
-import { fullStateFrom, reportGuildState } from '../../examples/discord-bot/guild-state';
-// eslint-disable-next-line no-restricted-imports
-import { reportMembership } from '../../examples/discord-bot/membership';
 
 const GUILD = DEMO_IDS.community;
 /** A moderator of the guild, with a member overwrite of their own: not its owner. */

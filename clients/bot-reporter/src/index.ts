@@ -19,6 +19,13 @@ export {
   type MembershipReporterOptions,
 } from './reporter.js';
 export {
+  createShardStatsReporter,
+  type ShardStats,
+  type ShardStatsReporter,
+  type ShardStatsReporterOptions,
+  type ShardStatus,
+} from './shard-stats-reporter.js';
+export {
   ReporterError,
   type FetchLike,
   type ReporterErrorKind,

@@ -102,8 +102,13 @@ export function createTransport(
   options: RequestOptions,
   onAttempt: (shardId: number) => void = () => undefined,
 ): Transport {
-  const baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
-  if (options.token === '') throw new TypeError('token must be an API token of a ROOT_USERS user');
+  // From JavaScript a missing variable arrives as undefined: say which option, not "Invalid URL".
+  const baseUrl = serviceUrl(options.baseUrl);
+  if (typeof options.token !== 'string' || options.token === '') {
+    throw new TypeError(
+      'token must be an API token (ara_…) of a ROOT_USERS user, e.g. from BMS_TOKEN',
+    );
+  }
   const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
   const maxRetries = options.maxRetries ?? 4;
   const retryDelayMs = options.retryDelayMs ?? 500;
@@ -111,6 +116,8 @@ export function createTransport(
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
   /** A 429 holds every request until then: the service limits per user, not per shard. */
   let pausedUntil = 0;
+  /** The first refusal of the token says what to fix; the ones after it only what happened. */
+  let hinted = false;
 
   async function once<T>(
     method: Method,
@@ -145,9 +152,11 @@ export function createTransport(
       };
     }
     const error = await readError(response);
+    const fix = hinted ? undefined : whatToFix(response.status, error.code);
+    if (fix !== undefined) hinted = true;
     const failure = new ReporterError(
       response.status === 429 || response.status >= 500 ? 'unavailable' : 'refused',
-      `${method} ${path}: ${response.status} ${error.code}: ${error.message}`,
+      `${method} ${path}: ${response.status} ${error.code}: ${error.message}${fix === undefined ? '' : `. ${fix}`}`,
       { shardId, status: response.status, code: error.code, details: error.details },
     );
     if (failure.kind === 'refused') throw failure;
@@ -179,6 +188,17 @@ export function createTransport(
     },
     paused: () => Date.now() < pausedUntil,
   };
+}
+
+function serviceUrl(value: unknown): string {
+  try {
+    if (typeof value === 'string') return new URL(value).href.replace(/\/+$/, '');
+  } catch {
+    // Said below, with the value.
+  }
+  throw new TypeError(
+    `baseUrl must be the service's URL (e.g. http://localhost:3000), not ${String(value)}`,
+  );
 }
 
 export function positive(name: string, value: number): number {
@@ -253,6 +273,25 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   return isRecord(cause) && typeof cause.message === 'string' && cause.message !== ''
     ? `${error.message}: ${cause.message}`
     : error.message;
+}
+
+/**
+ * What to do about a refused token, for the first such answer: the service's message says what is
+ * wrong, not where the token comes from.
+ */
+function whatToFix(status: number, code: string): string | undefined {
+  const create =
+    '`npm run cli -- tokens:create --user <id> --name bot` where the service runs makes one';
+  if (status === 401) {
+    return `The service does not know this token (revoked, expired, or another service's): ${create}`;
+  }
+  if (status === 403 && code === 'ApiBanned') {
+    return 'The token or its user is banned: `npm run cli -- users:unban` or `tokens:unban` lifts it';
+  }
+  if (status === 403) {
+    return `To fix: the token must be an API token (ara_…, not a login's arl_…) without a scope, of a user whose id is in the service's ROOT_USERS (add the id given to tokens:create --user, then restart the service); ${create}`;
+  }
+  return undefined;
 }
 
 async function readError(response: Response): Promise<ApiErrorBody> {

@@ -1,6 +1,10 @@
 import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  loggingErrorHandler,
+  setGlobalErrorHandler,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
@@ -23,6 +27,7 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
 import { RedactingExporter } from 'src/common/tracing/redacting-exporter';
+import { exportFailureHandler, logTracingOn } from 'src/common/tracing/tracing-log';
 import type { TracingSettings } from 'src/common/tracing/tracing-settings';
 
 /** Tracing once started: stopping it sends what is still buffered. */
@@ -71,6 +76,9 @@ export function startTracing(
       },
       DiagLogLevel.WARN,
     );
+    // A failed export reaches this handler, not the diag logger above.
+    setGlobalErrorHandler(exportFailureHandler(log, config));
+    logTracingOn(log, config);
   }
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
@@ -114,6 +122,7 @@ export function startTracing(
       propagation.disable();
       context.disable();
       diag.disable();
+      setGlobalErrorHandler(loggingErrorHandler());
     },
   };
 }

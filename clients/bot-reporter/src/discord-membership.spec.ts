@@ -1,6 +1,6 @@
 import { Client, GatewayDispatchEvents, GatewayIntentBits } from 'discord.js';
 import type { MembershipReporter } from 'clients/bot-reporter/src';
-import { reportMembership } from './membership';
+import { reportMembership } from 'clients/bot-reporter/src/discord-membership';
 
 type Call = [string, ...unknown[]];
 
@@ -31,7 +31,7 @@ function recordingReporter(calls: Call[]): MembershipReporter {
  * The discord.js wiring, fed the gateway's dispatches as a shard would deliver them: what the
  * service hears of a READY, a join, an outage and a removal.
  */
-describe('reportMembership (examples/discord-bot)', () => {
+describe('reportMembership', () => {
   const client = new Client({ intents: [GatewayIntentBits.Guilds] });
   const calls: Call[] = [];
   const detach = reportMembership(client, recordingReporter(calls));

@@ -1,23 +1,23 @@
-import { ChannelType, GatewayDispatchEvents, OverwriteType, type APIUser } from 'discord.js';
+import { ChannelType, GatewayDispatchEvents, OverwriteType } from 'discord.js';
 import {
   CHANNEL_FLAG_OBFUSCATED,
   createGuildStateReporter,
   guildStateHash,
-  type FetchLike,
   type GuildStateBatch,
   type GuildStateReporter,
 } from 'clients/bot-reporter/src';
-import { FakeGateway } from './fake-gateway';
-import { fullStateFrom, guildState, reportGuildState } from './guild-state';
+import {
+  fullStateFrom,
+  guildState,
+  reportGuildState,
+} from 'clients/bot-reporter/src/discord-guild-state';
+// The fake gateway serves the repository's tests (examples/ has no path alias).
+// eslint-disable-next-line no-restricted-imports
+import { BOT_USER, FakeGateway, guildCreateData } from '../../../examples/discord-bot/fake-gateway';
+// eslint-disable-next-line no-restricted-imports
+import { fakeService } from '../../../examples/discord-bot/fake-service';
 
-const BOT: APIUser = {
-  id: '1100000000000000001',
-  username: 'bot',
-  discriminator: '0',
-  global_name: null,
-  avatar: null,
-  bot: true,
-};
+const BOT = BOT_USER;
 const USER = '1100000000000000012';
 const GUILD = '1100000000000000500';
 const OTHER = '1100000000000000600';
@@ -68,17 +68,9 @@ const text = (overwrites: object[] = []): object => ({
 
 /** GUILD_CREATE as the gateway sends it to a bot with the Guilds intent. */
 const guildCreate = (): object => ({
-  id: GUILD,
+  ...guildCreateData(GUILD, 2),
   name: 'Guild',
-  icon: null,
   owner_id: USER,
-  unavailable: false,
-  member_count: 2,
-  large: false,
-  joined_at: '2024-01-01T00:00:00.000Z',
-  features: [],
-  emojis: [],
-  stickers: [],
   roles: [
     { id: GUILD, name: '@everyone', permissions: '104324673', position: 0, managed: false },
     { id: ROLE.bot, name: 'Bot', permissions: '268446720', position: 5, managed: true },
@@ -107,11 +99,6 @@ const guildCreate = (): object => ({
   ],
   threads: [thread(THREAD.active)],
   members: [member(BOT.id, [ROLE.bot])],
-  voice_states: [],
-  presences: [],
-  stage_instances: [],
-  guild_scheduled_events: [],
-  soundboard_sounds: [],
 });
 
 /** A guild the bot has just joined: nothing in it yet. */
@@ -158,7 +145,7 @@ function recordingReporter(calls: Call[]): GuildStateReporter {
 /** Lets the wiring's deferred reads (a channel discord.js added without an event) run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-describe('reportGuildState (examples/discord-bot)', () => {
+describe('reportGuildState', () => {
   let gateway: FakeGateway;
   const calls: Call[] = [];
   let detach: () => void;
@@ -448,28 +435,14 @@ describe('reportGuildState (examples/discord-bot)', () => {
 
 describe('reportGuildState with the real reporter', () => {
   it("keeps the reporter's hash equal to that of discord.js's cache, event after event", async () => {
-    const batches: GuildStateBatch[] = [];
-    const accept: FetchLike = (_url, init) => {
-      const batch = JSON.parse(init.body as string) as GuildStateBatch;
-      batches.push(batch);
-      const next = (batch.reports.at(-1)?.seq ?? 0) + 1;
-      return Promise.resolve(
-        Response.json({
-          applied: batch.reports.length,
-          duplicates: 0,
-          next_seq: next,
-          gap: null,
-          resync: [],
-        }),
-      );
-    };
+    const service = fakeService();
     let reporter: GuildStateReporter | undefined;
     const errors: Error[] = [];
     const gateway = await FakeGateway.connect(2, (client) => {
       reporter = createGuildStateReporter({
         baseUrl: 'http://bms.test',
         token: 'ara_secret',
-        fetch: accept,
+        fetch: service.fetch,
         fullState: fullStateFrom(client),
         onError: (error) => errors.push(error),
       });
@@ -513,7 +486,9 @@ describe('reportGuildState with the real reporter', () => {
     await reporter!.close();
     await gateway.destroy();
     expect(errors).toEqual([]);
-    const sent = batches.flatMap((batch) => batch.reports.filter((r) => r.guild_id === GUILD));
+    const sent = service.sent
+      .map(({ body }) => body as GuildStateBatch)
+      .flatMap((batch) => batch.reports.filter((r) => r.guild_id === GUILD));
     expect(sent.map((report) => report.type)).toEqual([
       'guild_create',
       'role_delete',

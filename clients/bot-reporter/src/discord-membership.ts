@@ -1,5 +1,6 @@
 // Keeps the Bot Management Service told which guilds a discord.js v14 bot is in, through the
-// membership reporter (clients/bot-reporter). Call reportMembership() before client.login().
+// membership reporter. reportDiscordBot() (discord.ts) calls it; call it yourself before
+// client.login() to wire the membership feed alone.
 //
 // It listens to the gateway's own dispatches (client.ws), not to discord.js's guild events and
 // cache, because the feed needs what the gateway says at the moment it says it:
@@ -11,16 +12,26 @@
 //   join that arrives while other shards are still starting goes silently into the cache.
 // Each dispatch is read as it arrives, so every event is stamped when the bot saw it.
 
-import {
-  Events,
+// discord.js is the bot's own (a peer dependency): only its types are imported here, so the
+// package loads without it and uses the bot's copy through the client it is given.
+import type {
+  Client,
+  CloseEvent,
   GatewayDispatchEvents,
-  type Client,
-  type CloseEvent,
-  type GatewayGuildCreateDispatchData,
-  type GatewayGuildDeleteDispatchData,
-  type GatewayReadyDispatchData,
+  GatewayGuildCreateDispatchData,
+  GatewayGuildDeleteDispatchData,
+  GatewayReadyDispatchData,
 } from 'discord.js';
-import type { MembershipReporter } from 'clients/bot-reporter/src';
+import type { MembershipReporter } from './reporter.js';
+
+/** The gateway's dispatch names, as `client.ws` emits them. */
+export const DISPATCH = {
+  ready: 'READY' as GatewayDispatchEvents.Ready,
+  guildCreate: 'GUILD_CREATE' as GatewayDispatchEvents.GuildCreate,
+  guildDelete: 'GUILD_DELETE' as GatewayDispatchEvents.GuildDelete,
+  channelUpdate: 'CHANNEL_UPDATE' as GatewayDispatchEvents.ChannelUpdate,
+  threadUpdate: 'THREAD_UPDATE' as GatewayDispatchEvents.ThreadUpdate,
+};
 
 /**
  * Sends each shard's snapshot at READY and its joins and leaves as they happen; heartbeats stop
@@ -74,19 +85,19 @@ export function reportMembership(
     reporter.disconnected(shardId);
   const onResume = (shardId: number): void => reporter.resumed(shardId);
 
-  client.ws.on(GatewayDispatchEvents.Ready, onReady);
-  client.ws.on(GatewayDispatchEvents.GuildCreate, onGuildCreate);
-  client.ws.on(GatewayDispatchEvents.GuildDelete, onGuildDelete);
-  client.on(Events.ShardReconnecting, onReconnecting);
-  client.on(Events.ShardDisconnect, onDisconnect);
-  client.on(Events.ShardResume, onResume);
+  client.ws.on(DISPATCH.ready, onReady);
+  client.ws.on(DISPATCH.guildCreate, onGuildCreate);
+  client.ws.on(DISPATCH.guildDelete, onGuildDelete);
+  client.on('shardReconnecting', onReconnecting);
+  client.on('shardDisconnect', onDisconnect);
+  client.on('shardResume', onResume);
 
   return () => {
-    client.ws.off(GatewayDispatchEvents.Ready, onReady);
-    client.ws.off(GatewayDispatchEvents.GuildCreate, onGuildCreate);
-    client.ws.off(GatewayDispatchEvents.GuildDelete, onGuildDelete);
-    client.off(Events.ShardReconnecting, onReconnecting);
-    client.off(Events.ShardDisconnect, onDisconnect);
-    client.off(Events.ShardResume, onResume);
+    client.ws.off(DISPATCH.ready, onReady);
+    client.ws.off(DISPATCH.guildCreate, onGuildCreate);
+    client.ws.off(DISPATCH.guildDelete, onGuildDelete);
+    client.off('shardReconnecting', onReconnecting);
+    client.off('shardDisconnect', onDisconnect);
+    client.off('shardResume', onResume);
   };
 }

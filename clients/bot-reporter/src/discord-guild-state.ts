@@ -1,8 +1,8 @@
 // Keeps the Bot Management Service told what a discord.js v14 bot sees in its guilds (roles,
 // channels with their overwrites, active threads, the bot's own member), through the guild-state
-// reporter (clients/bot-reporter). Call reportGuildState() before client.login(); give the
-// reporter `fullState: fullStateFrom(client)` so that it answers the service's resyncs from
-// discord.js's cache.
+// reporter. reportDiscordBot() (discord.ts) calls it; to wire it yourself, call reportGuildState()
+// before client.login() and give the reporter `fullState: fullStateFrom(client)` so that it
+// answers the service's resyncs from discord.js's cache.
 //
 // Unlike the membership wiring (membership.ts), it listens to discord.js's events, after
 // discord.js has applied each dispatch to its cache, and describes what the cache then holds: the
@@ -10,28 +10,30 @@
 // The Guilds intent brings every event it needs; the bot's own GUILD_MEMBER_UPDATE comes without
 // the privileged members intent.
 
-import {
-  Events,
-  GatewayDispatchEvents,
+// Only discord.js's types: the package loads without it (discord-membership.ts says why).
+import type {
+  AnyThreadChannel,
+  Client,
+  ClientEvents,
+  GatewayReadyDispatchData,
+  Guild,
+  GuildMember,
+  NonThreadGuildBasedChannel,
   OverwriteType,
-  type AnyThreadChannel,
-  type Client,
-  type ClientEvents,
-  type GatewayReadyDispatchData,
-  type Guild,
-  type GuildMember,
-  type NonThreadGuildBasedChannel,
-  type Role,
+  Role,
 } from 'discord.js';
+import { DISPATCH } from './discord-membership.js';
 import type {
   GuildState,
   GuildStateChannel,
   GuildStateFields,
   GuildStateMember,
-  GuildStateReporter,
   GuildStateRole,
   GuildStateThread,
-} from 'clients/bot-reporter/src';
+} from './guild-state.js';
+import type { GuildStateReporter } from './guild-state-reporter.js';
+
+const ROLE_OVERWRITE = 0 as OverwriteType.Role;
 
 export function roleState(role: Role): GuildStateRole {
   return {
@@ -60,7 +62,7 @@ export function channelState(channel: NonThreadGuildBasedChannel): GuildStateCha
     parent_id: channel.parentId,
     flags: channel.flags.bitfield,
     permission_overwrites: channel.permissionOverwrites.cache
-      .filter((overwrite) => overwrite.type !== OverwriteType.Role || roles.has(overwrite.id))
+      .filter((overwrite) => overwrite.type !== ROLE_OVERWRITE || roles.has(overwrite.id))
       .map((overwrite) => ({
         id: overwrite.id,
         type: overwrite.type,
@@ -176,58 +178,56 @@ export function reportGuildState(client: Client, reporter: GuildStateReporter): 
   };
 
   // At start and after an outage (`guildAvailable`), and on a join (`guildCreate`).
-  listen(Events.GuildAvailable, whole);
-  listen(Events.GuildCreate, whole);
-  listen(Events.GuildUpdate, (_old, guild) =>
+  listen('guildAvailable', whole);
+  listen('guildCreate', whole);
+  listen('guildUpdate', (_old, guild) =>
     reporter.guildUpdate(guild.shardId, guild.id, guildFields(guild)),
   );
   // discord.js tells an outage (`guildUnavailable`) from a removal (`guildDelete`).
-  listen(Events.GuildUnavailable, (guild) => reporter.guildDelete(guild.shardId, guild.id, true));
-  listen(Events.GuildDelete, (guild) => {
+  listen('guildUnavailable', (guild) => reporter.guildDelete(guild.shardId, guild.id, true));
+  listen('guildDelete', (guild) => {
     reported.delete(guild.id);
     reporter.guildDelete(guild.shardId, guild.id, false);
   });
-  listen(Events.GuildRoleCreate, (role) =>
+  listen('roleCreate', (role) =>
     reporter.roleUpsert(role.guild.shardId, role.guild.id, roleState(role)),
   );
-  listen(Events.GuildRoleUpdate, (_old, role) =>
+  listen('roleUpdate', (_old, role) =>
     reporter.roleUpsert(role.guild.shardId, role.guild.id, roleState(role)),
   );
-  listen(Events.GuildRoleDelete, (role) =>
-    reporter.roleDelete(role.guild.shardId, role.guild.id, role.id),
-  );
-  listen(Events.ChannelCreate, (channel) =>
+  listen('roleDelete', (role) => reporter.roleDelete(role.guild.shardId, role.guild.id, role.id));
+  listen('channelCreate', (channel) =>
     reporter.channelUpsert(channel.guild.shardId, channel.guild.id, channelState(channel)),
   );
-  listen(Events.ChannelUpdate, (_old, channel) => {
+  listen('channelUpdate', (_old, channel) => {
     if (channel.isDMBased()) return;
     reporter.channelUpsert(channel.guild.shardId, channel.guild.id, channelState(channel));
   });
   // discord.js drops the channel's threads from its cache too, as the service does.
-  listen(Events.ChannelDelete, (channel) => {
+  listen('channelDelete', (channel) => {
     if (channel.isDMBased()) return;
     reporter.channelDelete(channel.guild.shardId, channel.guild.id, channel.id);
   });
-  listen(Events.ThreadCreate, (thread) => upsertThread(thread));
-  listen(Events.ThreadUpdate, (_old, thread) => upsertThread(thread));
-  listen(Events.ThreadDelete, (thread) =>
+  listen('threadCreate', (thread) => upsertThread(thread));
+  listen('threadUpdate', (_old, thread) => upsertThread(thread));
+  listen('threadDelete', (thread) =>
     reporter.threadDelete(thread.guild.shardId, thread.guild.id, thread.id),
   );
   // discord.js replaced the synced channels' active threads; the event does not say which
   // channels those were, so every active thread the guild now holds goes, replacing the
   // service's (a thread archived since its last update goes too: it is not listed anyway).
-  listen(Events.ThreadListSync, (_threads, guild) =>
+  listen('threadListSync', (_threads, guild) =>
     reporter.threadListSync(guild.shardId, guild.id, threadsOf(guild)),
   );
-  listen(Events.GuildMemberUpdate, (_old, member) => {
+  listen('guildMemberUpdate', (_old, member) => {
     if (member.id !== client.user?.id) return;
     reporter.botMemberUpdate(member.guild.shardId, member.guild.id, memberState(member));
   });
-  listen(Events.ShardReady, (shardId) => catchUp(shardId));
-  listen(Events.ClientReady, () => catchUp());
-  listen(Events.ShardReconnecting, (shardId) => reporter.disconnected(shardId));
-  listen(Events.ShardDisconnect, (_event, shardId) => reporter.disconnected(shardId));
-  listen(Events.ShardResume, (shardId) => reporter.resumed(shardId));
+  listen('shardReady', (shardId) => catchUp(shardId));
+  listen('clientReady', () => catchUp());
+  listen('shardReconnecting', (shardId) => reporter.disconnected(shardId));
+  listen('shardDisconnect', (_event, shardId) => reporter.disconnected(shardId));
+  listen('shardResume', (shardId) => reporter.resumed(shardId));
 
   // A new session (READY, not a resume) did not replay what happened while the shard was away:
   // the service must not trust a guild's state until its GUILD_CREATE comes again. READY arrives
@@ -252,13 +252,13 @@ export function reportGuildState(client: Client, reporter: GuildStateReporter): 
     });
   };
 
-  client.ws.on(GatewayDispatchEvents.Ready, onReady);
-  client.ws.on(GatewayDispatchEvents.ChannelUpdate, onUpdate);
-  client.ws.on(GatewayDispatchEvents.ThreadUpdate, onUpdate);
+  client.ws.on(DISPATCH.ready, onReady);
+  client.ws.on(DISPATCH.channelUpdate, onUpdate);
+  client.ws.on(DISPATCH.threadUpdate, onUpdate);
   detach.push(() => {
-    client.ws.off(GatewayDispatchEvents.Ready, onReady);
-    client.ws.off(GatewayDispatchEvents.ChannelUpdate, onUpdate);
-    client.ws.off(GatewayDispatchEvents.ThreadUpdate, onUpdate);
+    client.ws.off(DISPATCH.ready, onReady);
+    client.ws.off(DISPATCH.channelUpdate, onUpdate);
+    client.ws.off(DISPATCH.threadUpdate, onUpdate);
   });
   return () => {
     for (const remove of detach) remove();
