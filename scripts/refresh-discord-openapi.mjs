@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const REPOSITORY = 'discord/discord-api-spec';
 const SPEC_PATH = 'specs/openapi.json';
@@ -73,7 +74,7 @@ async function main(ref) {
   console.log(`Pinned ${REPOSITORY}@${sha} (${SPEC_PATH}, blob ${pin.blob}).`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv[2]).catch((error) => {
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);
