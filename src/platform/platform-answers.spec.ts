@@ -13,7 +13,7 @@ import { PlatformAnswerError } from 'src/platform/platform.errors';
 import {
   answerOf,
   answerSchemas,
-  bitfield,
+  guildListOf,
   guildWorldOf,
   itemsOf,
   requiredOnly,
@@ -118,17 +118,7 @@ describe.each(Object.entries(VARIATIONS))('answers with %s', (_, variation) => {
   });
 
   it('GET /users/@me/guilds: read, or refused naming the field (a list that is null)', () => {
-    const page = fc.oneof(
-      answerOf(SCHEMAS.guildList, variation),
-      // Permissions as the platform writes them: the document says only "a string".
-      fc
-        .array(fc.tuple(answerOf(itemsOf(SCHEMAS.guildList), variation), bitfield), {
-          maxLength: 3,
-        })
-        .map((guilds) =>
-          guilds.map(([guild, permissions]) => ({ ...(guild as Json), permissions })),
-        ),
-    );
+    const page = guildListOf(variation);
     fc.assert(
       fc.property(page, (body) => {
         const result = attempt(() => readGuildList('GET /users/@me/guilds', body));

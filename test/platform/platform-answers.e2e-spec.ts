@@ -3,13 +3,16 @@ import type { Test } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginOn } from 'test/support/auth';
 import {
+  answerOf,
+  answerSchemas,
+  guildListOf,
   guildWorldOf,
   VARIATIONS,
   type GuildWorld,
   type Json,
   type Variation,
 } from 'test/support/discord-arbitraries';
-import { botAndAliceGuild, liveModeEnv, useEmulator } from 'test/support/platform';
+import { botAndAliceGuild, DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 
 /**
@@ -116,4 +119,65 @@ describe("GET /users/@me/guilds/{id} on the platform's answers as the document a
     });
     expect(app.logs.text()).toContain(`answered 200 with an unusable ${field}`);
   });
+});
+
+describe("a login and the guild list on the platform's answers as the document allows them", () => {
+  const emulator = useEmulator();
+  let app: TestApp;
+  const schemas = answerSchemas();
+
+  beforeAll(async () => {
+    app = await createTestApp({ env: liveModeEnv(emulator()) });
+  });
+  afterAll(() => app?.close());
+
+  /** Answers a user token's `path` with `body`; the bot's own calls go on to the emulator. */
+  function userRouteAnswers(path: string, body: unknown): void {
+    emulator().intercept(async (_route, reply) => {
+      const url = reply.request.url.replace(/^\/api\/v10/, '').split('?')[0];
+      const bearer = reply.request.headers.authorization?.startsWith('Bearer ') ?? false;
+      if (bearer && url === path) await reply.code(200).send(body);
+    });
+  }
+
+  it.each(Object.entries(VARIATIONS))('%s: POST /oauth2 takes the user', async (_, variation) => {
+    await fc.assert(
+      fc.asyncProperty(answerOf(schemas.user, variation), async (user) => {
+        userRouteAnswers('/users/@me', user);
+        const code = emulator().issueCode({ userId: DEMO_IDS.alice, redirectUri: DEMO_REDIRECT });
+        const res = await app.http().post('/oauth2').send({ code, redirect_uri: DEMO_REDIRECT });
+        expect(res.status).toBe(200);
+        expect((res.body as { user: { id: string } }).user.id).toBe((user as Json).id);
+      }),
+      { numRuns: RUNS, endOnFailure: true },
+    );
+  });
+
+  it.each(Object.entries(VARIATIONS))(
+    '%s: GET /users/@me/guilds lists the guilds, or fails as the platform does for a null list',
+    async (_, variation) => {
+      const token = await loginOn(app, emulator(), DEMO_IDS.alice);
+      const page = guildListOf(variation);
+      await fc.assert(
+        fc.asyncProperty(page, async (body) => {
+          userRouteAnswers('/users/@me/guilds', body);
+          const res = await app
+            .http()
+            .get('/users/@me/guilds?refresh=true')
+            .set('Authorization', `Bearer ${token}`);
+          const usable =
+            Array.isArray(body) &&
+            body.every((guild: Json) => /^\d+$/.test(String(guild.permissions)));
+          expect(res.status).toBe(usable ? 200 : 500);
+          if (usable) {
+            const listed = (res.body as { guilds: { id: string }[] }).guilds.map((g) => g.id);
+            expect(listed).toEqual((body as Json[]).map((guild) => guild.id));
+          } else {
+            expect(app.logs.text()).toContain('/users/@me/guilds answered 200 with an unusable');
+          }
+        }),
+        { numRuns: RUNS, endOnFailure: true },
+      );
+    },
+  );
 });

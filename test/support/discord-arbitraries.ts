@@ -68,8 +68,12 @@ export function itemsOf(schema: SpecSchema): SpecSchema {
 const MAX_DEPTH = 4;
 const INT32 = 2 ** 31;
 
+/**
+ * An id as the platform makes them: below 2^63, which its 42-bit clock from 2015 reaches in 2084
+ * (the service stores user ids as PostgreSQL's signed bigint, which an id from then on overflows).
+ */
 export const snowflakeArbitrary: fc.Arbitrary<string> = fc
-  .bigInt({ min: 1n, max: (1n << 64n) - 1n })
+  .bigInt({ min: 1n, max: (1n << 63n) - 1n })
   .map(String);
 
 /** An answer `schema` allows, varied by `variation`. */
@@ -354,4 +358,18 @@ export function guildWorldOf(
 /** A parent as the generated answer had one: absent stays absent, null stays null. */
 function parentOf(item: Json, parent: string | null): Json {
   return item.parent_id === undefined || item.parent_id === null ? {} : { parent_id: parent };
+}
+
+/**
+ * `GET /users/@me/guilds` answers: as the document allows them (its `permissions` any string, the
+ * list itself nullable), or with permissions as the platform writes them, decimal bitfields.
+ */
+export function guildListOf(variation: Variation): fc.Arbitrary<unknown> {
+  const schema = answerSchemas().guildList;
+  return fc.oneof(
+    answerOf(schema, variation),
+    fc
+      .array(fc.tuple(answerOf(itemsOf(schema), variation), bitfield), { maxLength: 3 })
+      .map((guilds) => guilds.map(([guild, permissions]) => ({ ...(guild as Json), permissions }))),
+  );
 }
