@@ -10,6 +10,14 @@ import type {
 } from 'discord-api-types/v10';
 import type { PlatformAnswer, PlatformCall, PlatformHttp } from 'src/platform/platform-http';
 import {
+  readActiveThreads,
+  readChannels,
+  readGuild,
+  readGuildList,
+  readMember,
+  readUser,
+} from 'src/platform/platform-answers';
+import {
   OAuth2GrantError,
   PlatformRequestError,
   PlatformUnauthorizedError,
@@ -90,7 +98,7 @@ export class PlatformClient {
 
   async getBotUser(): Promise<APIUser> {
     const call = this.call('GET', '/users/@me', '/users/@me', { kind: 'bot' });
-    return this.expectOk(call, await this.http.send(call)) as APIUser;
+    return readUser(call.route, this.expectOk(call, await this.http.send(call)));
   }
 
   /** The user behind an OAuth2 access token (scope `identify`). */
@@ -99,7 +107,7 @@ export class PlatformClient {
       kind: 'bearer',
       token: accessToken,
     });
-    return this.expectOk(call, await this.http.send(call)) as APIUser;
+    return readUser(call.route, this.expectOk(call, await this.http.send(call)));
   }
 
   /** The guilds of the user behind an OAuth2 access token (scope `guilds`; at most 200). */
@@ -128,7 +136,7 @@ export class PlatformClient {
       rateLimit: USER_MEMBER_RATE_LIMIT,
     };
     const answer = await this.http.send(call);
-    if (answer.status === 200) return { found: true, value: answer.body as APIGuildMember };
+    if (answer.status === 200) return { found: true, value: readMember(call.route, answer.body) };
     const code = platformCode(answer);
     const missing = code === undefined ? undefined : MISSING_BY_CODE[code];
     if (answer.status === 404 && (missing === 'guild' || missing === 'member')) {
@@ -153,26 +161,28 @@ export class PlatformClient {
   /** The guild with its roles; not found when it does not exist or the bot is not in it. */
   getGuild(guildId: string): Promise<Lookup<APIGuild>> {
     const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}`;
-    return this.lookup(this.call('GET', '/guilds/:guild_id', path, { kind: 'bot' }));
+    return this.lookup(this.call('GET', '/guilds/:guild_id', path, { kind: 'bot' }), readGuild);
   }
 
   /** The guild's channels (without threads, as the platform serves them). */
   getGuildChannels(guildId: string): Promise<Lookup<RESTGetAPIGuildChannelsResult>> {
     const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/channels`;
-    return this.lookup(this.call('GET', '/guilds/:guild_id/channels', path, { kind: 'bot' }));
+    const call = this.call('GET', '/guilds/:guild_id/channels', path, { kind: 'bot' });
+    return this.lookup(call, readChannels);
   }
 
   /** The guild's active threads (the channel list does not include threads). */
   getActiveThreads(guildId: string): Promise<Lookup<RESTGetAPIGuildThreadsResult>> {
     const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/threads/active`;
-    return this.lookup(this.call('GET', '/guilds/:guild_id/threads/active', path, { kind: 'bot' }));
+    const call = this.call('GET', '/guilds/:guild_id/threads/active', path, { kind: 'bot' });
+    return this.lookup(call, readActiveThreads);
   }
 
   /** `own`: the bot's own member (see PlatformCall.ownMember). */
   getGuildMember(guildId: string, userId: string, own = false): Promise<Lookup<APIGuildMember>> {
     const path: PlatformCall['path'] = `/guilds/${encodeURIComponent(guildId)}/members/${encodeURIComponent(userId)}`;
     const call = this.call('GET', '/guilds/:guild_id/members/:user_id', path, { kind: 'bot' });
-    return this.lookup(own ? { ...call, ownMember: true } : call);
+    return this.lookup(own ? { ...call, ownMember: true } : call, readMember);
   }
 
   // --- Application commands ---------------------------------------------------------------------
@@ -215,7 +225,7 @@ export class PlatformClient {
       ...this.call('GET', '/users/@me/guilds', '/users/@me/guilds', auth),
       query: { limit: String(limit), ...(after ? { after } : {}) },
     };
-    return this.expectOk(call, await this.http.send(call)) as RESTAPIPartialCurrentUserGuild[];
+    return readGuildList(call.route, this.expectOk(call, await this.http.send(call)));
   }
 
   private async tokenRequest(form: Record<string, string>): Promise<OAuth2Grant> {
@@ -236,9 +246,13 @@ export class PlatformClient {
     throw new PlatformRequestError(call.route, answer.status, undefined);
   }
 
-  private async lookup<T>(call: PlatformCall): Promise<Lookup<T>> {
+  /** `read` checks a 200 answer (platform-answers.ts). */
+  private async lookup<T>(
+    call: PlatformCall,
+    read: (route: string, body: unknown) => T,
+  ): Promise<Lookup<T>> {
     const answer = await this.http.send(call);
-    if (answer.status === 200) return { found: true, value: answer.body as T };
+    if (answer.status === 200) return { found: true, value: read(call.route, answer.body) };
     const code = platformCode(answer);
     if (answer.status === 404 && code !== undefined && MISSING_BY_CODE[code]) {
       return { found: false, missing: MISSING_BY_CODE[code] };

@@ -48,3 +48,19 @@ export class PlatformRequestError extends Error {
     this.name = 'PlatformRequestError';
   }
 }
+
+/**
+ * A 200 answer this service cannot use (src/platform/platform-answers.ts): `field` names what is
+ * wrong in it. Handled as any unexpected answer of the platform (a 500 with the detail in the log).
+ */
+export class PlatformAnswerError extends PlatformRequestError {
+  constructor(
+    route: string,
+    readonly field: string,
+    problem: string,
+  ) {
+    super(route, 200, undefined);
+    this.message = `${route} answered 200 with an unusable ${field}: ${problem}`;
+    this.name = 'PlatformAnswerError';
+  }
+}

@@ -164,6 +164,7 @@ describe('platform emulator', () => {
       message: 'You are being rate limited.',
       retry_after: 1.5,
       global: false,
+      code: 0,
     });
     // Once only: the next request is answered normally.
     expect((await call('GET', '/users/@me', BOT)).status).toBe(200);

@@ -83,6 +83,7 @@ export class EmulatorFaults {
             message: 'You are being rate limited.',
             retry_after: fault.retryAfter,
             global: fault.global ?? false,
+            code: 0,
           });
     }
   }

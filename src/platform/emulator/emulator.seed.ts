@@ -34,6 +34,8 @@ export interface SeedChannel {
    * `GET /guilds/{id}/threads/active` lists it. Absent means active.
    */
   archived?: boolean;
+  /** Threads only: who started it; the guild's owner when absent. */
+  owner_id?: string;
 }
 
 export interface SeedMember {

@@ -31,7 +31,12 @@ import {
   type CodeRefusal,
   type Grant,
 } from 'src/platform/emulator/emulator-oauth2';
-import { channelObject, memberObject } from 'src/platform/emulator/emulator-shapes';
+import {
+  channelObject,
+  currentUserObject,
+  memberObject,
+  threadObject,
+} from 'src/platform/emulator/emulator-shapes';
 import {
   isThreadType,
   visibilityOf,
@@ -386,7 +391,7 @@ export class EmulatorState {
     const { threads } = this.botVisibility(guild);
     return guild.channels
       .filter((channel) => threads.has(channel.id) && !channel.archived)
-      .map((channel) => channelObject(guild.id, channel));
+      .map((channel) => threadObject(guild, channel));
   }
 
   /** `GET /users/@me/guilds` for a user: the guilds the user is in, by ascending id. */
@@ -409,6 +414,12 @@ export class EmulatorState {
         permissions: this.guildPermissions(guild, userId).toString(),
         features: (guild.features ?? []) as RESTAPIPartialCurrentUserGuild['features'],
       }));
+  }
+
+  /** `GET /users/@me`. */
+  currentUserObject(id: string): APIUser | undefined {
+    const user = this.users.get(id);
+    return user && currentUserObject(user);
   }
 
   memberObject(member: SeedMember): APIGuildMember {

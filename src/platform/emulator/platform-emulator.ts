@@ -12,7 +12,7 @@ import {
   type EmulatorRateLimitOptions,
 } from 'src/platform/emulator/emulator-rate-limits';
 import type { CodeChallenge, Grant } from 'src/platform/emulator/emulator-oauth2';
-import { guildObject } from 'src/platform/emulator/emulator-shapes';
+import { guildObject, roleObject } from 'src/platform/emulator/emulator-shapes';
 import { EmulatorState } from 'src/platform/emulator/emulator.state';
 
 /**
@@ -38,6 +38,15 @@ export interface EmulatedRequest {
   status: number | null;
   /** The answer's `X-RateLimit-Scope` (a 429's: `global`, `user` or `shared`); null without one. */
   scope: string | null;
+}
+
+/** An answer as it left the emulator, for checks of its shape (test/support/discord-spec.ts). */
+export interface EmulatedAnswer {
+  /** The route template, e.g. `GET /guilds/:guild_id`; `GET ` for a route it does not serve. */
+  route: string;
+  status: number;
+  /** The JSON text sent; null for an answer without a body. */
+  body: string | null;
 }
 
 /** The request log keeps this many of the newest requests (a demo runs for days). */
@@ -93,6 +102,7 @@ export class PlatformEmulator {
   /** The log entry of each request under way, for its status once answered. */
   private readonly entries = new WeakMap<FastifyRequest, EmulatedRequest>();
   private interceptor: EmulatorInterceptor | null = null;
+  private readonly answerListeners = new Set<(answer: EmulatedAnswer) => void>();
   // Connections are closed on shutdown even while an interceptor holds a request.
   private readonly server: FastifyInstance = Fastify({
     logger: false,
@@ -153,6 +163,12 @@ export class PlatformEmulator {
     this.interceptor = interceptor;
   }
 
+  /** Calls `listener` with every answer sent from now on; returns what stops it. */
+  onAnswer(listener: (answer: EmulatedAnswer) => void): () => void {
+    this.answerListeners.add(listener);
+    return () => this.answerListeners.delete(listener);
+  }
+
   /** How many requests reached `route` (faulted ones included), since the start. */
   countRequests(route: string): number {
     return this.counts.get(route) ?? 0;
@@ -176,6 +192,14 @@ export class PlatformEmulator {
     this.server.addHook('onRequest', (request, reply) => this.beforeRoute(request, reply));
     this.server.addHook('onSend', (request, reply, payload, done) => {
       this.answered(request, reply);
+      if (this.answerListeners.size > 0) {
+        const answer: EmulatedAnswer = {
+          route: routeOf(request),
+          status: reply.statusCode,
+          body: typeof payload === 'string' ? payload : null,
+        };
+        for (const listener of this.answerListeners) listener(answer);
+      }
       done(null, payload);
     });
     this.server.setErrorHandler((error, _request, reply) => {
@@ -193,7 +217,7 @@ export class PlatformEmulator {
   }
 
   private async beforeRoute(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const route = `${request.method} ${(request.routeOptions.url ?? '').replace(/^\/api\/v10/, '')}`;
+    const route = routeOf(request);
     this.counts.set(route, (this.counts.get(route) ?? 0) + 1);
     const entry: EmulatedRequest = {
       route,
@@ -235,6 +259,11 @@ export class PlatformEmulator {
     entry.scope = typeof scope === 'string' ? scope : null;
     this.invalid.record(entry.address, reply.statusCode, entry.scope);
   }
+}
+
+/** The request's route template, e.g. `GET /guilds/:guild_id` (`GET ` for a route not served). */
+function routeOf(request: FastifyRequest): string {
+  return `${request.method} ${(request.routeOptions.url ?? '').replace(/^\/api\/v10/, '')}`;
 }
 
 /**
@@ -326,7 +355,7 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
     const caller = callerOf(request, state);
     requireScope(caller, 'identify');
     const id = caller.kind === 'bot' ? state.botUserId : caller.grant.userId;
-    const user = state.user(id);
+    const user = state.currentUserObject(id);
     if (!user) throw new EmulatorError(ERRORS.unknownUser);
     return user;
   });
@@ -360,6 +389,12 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
     return guildObject(botVisibleGuild(request.params as Params, state));
   });
 
+  // Not called by the service (its guild lookup brings the roles); served as the platform does.
+  server.get(`${v10}/guilds/:guild_id/roles`, (request) => {
+    requireBot(request, state);
+    return botVisibleGuild(request.params as Params, state).roles.map(roleObject);
+  });
+
   server.get(`${v10}/guilds/:guild_id/channels`, (request) => {
     requireBot(request, state);
     return state.channelObjects(botVisibleGuild(request.params as Params, state));
@@ -370,6 +405,7 @@ function registerRoutes(server: FastifyInstance, state: EmulatorState): void {
     return {
       threads: state.threadObjects(botVisibleGuild(request.params as Params, state)),
       members: [],
+      has_more: false,
     };
   });
 
