@@ -1,11 +1,8 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { REPUBLISH_INTERVAL_MS } from 'src/settings/engine/settings-cache';
 import { eventually } from 'test/support/eventually';
-import {
-  describeWithPrivateServers,
-  PrivatePostgres,
-  PrivateRedis,
-} from 'test/support/private-servers';
+import { describeWithPrivateServers } from 'test/support/describe-private-servers';
+import { PrivatePostgres, PrivateRedis } from 'test/support/private-servers';
 import { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { actor, SINK_FIELDS, ok, type Actor } from 'test/settings/settings-support';
