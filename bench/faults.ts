@@ -112,6 +112,7 @@ interface Op {
 
 interface FaultReport {
   fault: string;
+  lateReads: number;
   ops: Op[];
   anomalies: string[];
   fiveHundreds: number;
@@ -194,6 +195,8 @@ interface Workload {
   tokenNames: { name: string; outcome: Outcome; sessionId?: string }[];
   shardAcked: Map<number, number>;
   staleReads: string[];
+  /** Reads that missed an acknowledged update, within the bound (a lost publish). */
+  lateReads: number;
   followerIssues: string[];
   followerIds: number[];
   reconnects: number;
@@ -267,12 +270,15 @@ function checkFresh(
   instance: number,
 ): void {
   for (const [acked, at] of work.acked.get(entry) ?? []) {
-    if (acked > version && readStart - at > STALE_BOUND_MS) {
+    if (acked <= version || at >= readStart) continue;
+    if (readStart - at > STALE_BOUND_MS) {
       work.staleReads.push(
         `instance ${instance} read entry ${entry} at version ${version}, ${readStart - at} ms after version ${acked} was acknowledged`,
       );
-      return;
+    } else {
+      work.lateReads++;
     }
+    return;
   }
 }
 
@@ -462,6 +468,7 @@ async function runFault(fault: Fault, options: Options, servers: Servers): Promi
     tokenNames: [],
     shardAcked: new Map(),
     staleReads: [],
+    lateReads: 0,
     followerIssues: [],
     followerIds: [],
     reconnects: 0,
@@ -518,6 +525,7 @@ async function runFault(fault: Fault, options: Options, servers: Servers): Promi
     }
     return {
       fault: fault.name,
+      lateReads: work.lateReads,
       ops: work.ops,
       anomalies: dedupe(anomalies),
       fiveHundreds: fiveHundreds.length,
@@ -792,7 +800,8 @@ function details(report: FaultReport): string {
       `    ${kind}: ${[...outcomes].map(([outcome, n]) => `${outcome} ${n}`).join(', ')}`,
   );
   const anomalies = report.anomalies.map((a) => `    anomaly: ${a}`);
-  return [`  ${report.fault}`, ...lines, ...anomalies].join('\n');
+  const late = `    reads that missed an acknowledged update, within ${STALE_BOUND_MS / 1000} s: ${report.lateReads}`;
+  return [`  ${report.fault}`, ...lines, late, ...anomalies].join('\n');
 }
 
 // --- Main -----------------------------------------------------------------------------------------
