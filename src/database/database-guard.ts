@@ -188,7 +188,10 @@ export class DatabaseGuard {
     if (!isDatabaseOutage(error) || error instanceof DependencyUnavailableError) return;
     this.downSince ??= Date.now();
     if (this.probe && !this.probeTimer) {
-      this.probeTimer = setInterval(() => void this.tryAgain(), PROBE_INTERVAL_MS);
+      // Outside the request that saw the failure: the tries spend no request's budget.
+      this.probeTimer = budgets.exit(() =>
+        setInterval(() => void this.tryAgain(), PROBE_INTERVAL_MS),
+      );
       this.probeTimer.unref();
     }
   }
