@@ -77,6 +77,10 @@ export class SettingsCache implements OnModuleDestroy {
     config: AppConfig,
   ) {
     this.versionPrefix = `${config.redisKeyPrefix}settings-version:`;
+    // A connection back is the first moment a missed publish can succeed.
+    redis.client?.on('ready', () => {
+      if (this.unpublished.size > 0) void this.republish();
+    });
     this.cache = caches.create({
       namespace: 'settings',
       defaultTtlMs: TTL_MS,
@@ -110,8 +114,8 @@ export class SettingsCache implements OnModuleDestroy {
 
   /**
    * Called after a change to the guild's settings has been committed. When Redis cannot take the
-   * new version, this instance bypasses the guild's cache and publishes it again every second
-   * until Redis takes it.
+   * new version, this instance bypasses the guild's cache and publishes it again as soon as its
+   * connection is back, and every second, until Redis takes it.
    */
   async changed(guildId: string): Promise<void> {
     this.localVersions.set(guildId, (this.localVersions.get(guildId) ?? 0) + 1);
