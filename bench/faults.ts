@@ -113,6 +113,8 @@ interface Op {
 interface FaultReport {
   fault: string;
   lateReads: number;
+  /** The oldest of them: how long after the update's answer the read began. */
+  lateMaxMs: number;
   ops: Op[];
   anomalies: string[];
   fiveHundreds: number;
@@ -197,6 +199,8 @@ interface Workload {
   staleReads: string[];
   /** Reads that missed an acknowledged update, within the bound (a lost publish). */
   lateReads: number;
+  /** The oldest of them: how long after the update's answer the read began. */
+  lateMaxMs: number;
   followerIssues: string[];
   followerIds: number[];
   reconnects: number;
@@ -277,6 +281,7 @@ function checkFresh(
       );
     } else {
       work.lateReads++;
+      work.lateMaxMs = Math.max(work.lateMaxMs, readStart - at);
     }
     return;
   }
@@ -469,6 +474,7 @@ async function runFault(fault: Fault, options: Options, servers: Servers): Promi
     shardAcked: new Map(),
     staleReads: [],
     lateReads: 0,
+    lateMaxMs: 0,
     followerIssues: [],
     followerIds: [],
     reconnects: 0,
@@ -526,6 +532,7 @@ async function runFault(fault: Fault, options: Options, servers: Servers): Promi
     return {
       fault: fault.name,
       lateReads: work.lateReads,
+      lateMaxMs: work.lateMaxMs,
       ops: work.ops,
       anomalies: dedupe(anomalies),
       fiveHundreds: fiveHundreds.length,
@@ -800,7 +807,7 @@ function details(report: FaultReport): string {
       `    ${kind}: ${[...outcomes].map(([outcome, n]) => `${outcome} ${n}`).join(', ')}`,
   );
   const anomalies = report.anomalies.map((a) => `    anomaly: ${a}`);
-  const late = `    reads that missed an acknowledged update, within ${STALE_BOUND_MS / 1000} s: ${report.lateReads}`;
+  const late = `    reads that missed an acknowledged update, within ${STALE_BOUND_MS / 1000} s: ${report.lateReads}${report.lateReads > 0 ? ` (the oldest ${report.lateMaxMs} ms after the update's answer)` : ''}`;
   return [`  ${report.fault}`, ...lines, late, ...anomalies].join('\n');
 }
 
