@@ -4,6 +4,7 @@ import { Strategy } from 'passport-http-bearer';
 import type { AuthenticatedSession } from 'src/common/auth/authenticated-session';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { authenticationUnavailable } from 'src/common/errors/outage';
 import { SessionsService } from 'src/sessions/sessions.service';
 
 /**
@@ -20,11 +21,8 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     let session: AuthenticatedSession | null;
     try {
       session = await this.sessions.authenticate(token);
-    } catch {
-      throw new AppException(
-        ErrorCode.InternalAuthError,
-        'The authentication system is unavailable; try again later',
-      );
+    } catch (error) {
+      throw authenticationUnavailable(error);
     }
     if (!session) {
       throw new AppException(ErrorCode.InvalidToken, 'The token is invalid, expired or revoked');

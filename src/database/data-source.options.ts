@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from 'src/config/app-config';
+import { CONNECTION_TIMEOUT_MS, STATEMENT_TIMEOUT_MS } from 'src/database/database-guard';
 
 /**
  * The TypeORM options shared by the application and the TypeORM CLI (`ormconfig.ts`), so both see
@@ -26,11 +27,13 @@ export function dataSourceOptions(
     applicationName: 'bot-management-service',
     extra: {
       max: poolSize,
-      // Waiting for a connection or a query is bounded, so a stuck database fails requests cleanly.
-      connectionTimeoutMillis: 5_000,
-      query_timeout: 15_000,
+      // Waiting for a connection or a query is bounded, so a stuck database fails requests cleanly;
+      // the service's client class (src/database/database-guard.ts) also bounds a request's
+      // waits in all. A client of the plain class (the TypeORM CLI) gives up with the server.
+      connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+      query_timeout: STATEMENT_TIMEOUT_MS,
       // The server ends a statement that runs longer (docs/request-costs.md); PGlite has no timer.
-      ...(engine === 'postgres' && { statement_timeout: 10_000 }),
+      ...(engine === 'postgres' && { statement_timeout: STATEMENT_TIMEOUT_MS }),
       // The embedded server's single connection is kept open rather than re-established.
       idleTimeoutMillis: engine === 'pglite' ? 0 : 30_000,
     },

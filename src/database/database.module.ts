@@ -1,9 +1,19 @@
-import { Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { databaseConnectionFailure } from 'src/common/startup/startup-failure';
 import { AppConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
+import { DatabaseGuard, withRequestBudget } from 'src/database/database-guard';
 import { EMBEDDED_POOL_SIZE, EmbeddedPostgres } from 'src/database/embedded-postgres';
 
 /**
@@ -58,6 +68,24 @@ export class DatabaseEngine implements OnApplicationShutdown {
 @Module({ providers: [DatabaseEngine], exports: [DatabaseEngine] })
 class DatabaseEngineModule {}
 
+/**
+ * Gives every HTTP request its database budget (src/database/database-guard.ts), from its first
+ * hook on, so guards' lookups count too. Without an HTTP server (the admin CLI), nothing.
+ */
+@Injectable()
+export class RequestDatabaseBudget implements OnModuleInit {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>() as
+      FastifyInstance | undefined;
+    if (typeof fastify?.addHook !== 'function') return;
+    fastify.addHook('onRequest', (_request, reply, done) => {
+      withRequestBudget(() => reply.raw.headersSent, done);
+    });
+  }
+}
+
 /** TypeORM on PostgreSQL or embedded PGlite; pending migrations run at boot. */
 @Module({
   imports: [
@@ -82,14 +110,36 @@ class DatabaseEngineModule {}
       // A server that cannot be reached, a database that does not exist, a refused login: told
       // in words (StartupFailure); anything else as it is.
       dataSourceFactory: async (options) => {
-        const dataSource = new DataSource(options as DataSourceOptions);
+        // Every wait on this database bounded: statements through the pool's client class,
+        // connections through the driver's one way of taking them from the pool.
+        const guard = new DatabaseGuard();
+        const given = options as DataSourceOptions;
+        const extra = (given as { extra?: Record<string, unknown> }).extra;
+        const dataSource = new DataSource({
+          ...given,
+          extra: { ...extra, Client: guard.clientClass() },
+        });
         try {
-          return await dataSource.initialize();
+          await dataSource.initialize();
         } catch (error) {
           throw databaseConnectionFailure(error, (options as { url: string }).url);
         }
+        const driver = dataSource.driver as unknown as {
+          obtainMasterConnection: Parameters<DatabaseGuard['connection']>[0];
+        };
+        const obtain = driver.obtainMasterConnection.bind(driver);
+        driver.obtainMasterConnection = () => guard.connection(obtain);
+        const pool = (dataSource.driver as unknown as { master: Pool }).master;
+        guard.probeWith(() => pool.query('SELECT 1'));
+        const destroy = dataSource.destroy.bind(dataSource);
+        dataSource.destroy = () => {
+          guard.stop();
+          return destroy();
+        };
+        return dataSource;
       },
     }),
   ],
+  providers: [RequestDatabaseBudget],
 })
 export class DatabaseModule {}

@@ -23,6 +23,7 @@ import {
 import type { Metrics, PlatformOutcome } from 'src/common/metrics/metrics';
 import { currentCaller } from 'src/common/http/request-context';
 import { SERVICE_VERSION } from 'src/common/service-version';
+import { templatedUrl } from 'src/common/tracing/span-url';
 import { SpanAttribute, tracer } from 'src/common/tracing/tracer';
 import {
   BucketBusyError,
@@ -583,14 +584,15 @@ function startAttemptSpan(
   const method = init.method ?? 'GET';
   const parent = state ? trace.setSpan(context.active(), state.span) : context.active();
   const attempt = state ? ++state.attempts : 1;
+  const route = state?.label.slice(state.label.indexOf(' ') + 1);
   return tracer.startSpan(
-    `${method} ${state?.label.slice(state.label.indexOf(' ') + 1) ?? 'platform'}`,
+    `${method} ${route ?? 'platform'}`,
     {
       kind: SpanKind.CLIENT,
       attributes: {
         [SpanAttribute.httpRequestMethod]: method,
-        // The query string may hold what a trace should not keep; the path holds ids only.
-        [SpanAttribute.urlFull]: url.split('?', 1)[0] ?? url,
+        // The route's template: the path's ids would tie users to guilds, the query may hold more.
+        [SpanAttribute.urlFull]: templatedUrl(url, route),
         [SpanAttribute.platformAttempt]: attempt,
       },
     },

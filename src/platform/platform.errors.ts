@@ -1,14 +1,14 @@
-import { AppException } from 'src/common/errors/app.exception';
-import { ErrorCode } from 'src/common/errors/error-code';
+import { DependencyUnavailableError } from 'src/common/errors/outage';
 
 /**
  * The platform could not be reached or kept failing (timeouts, network errors, 5xx, rate limits
- * beyond what may be waited out, a rejected bot token). Rendered as 500 `InternalError`; `detail`
- * goes to the log only, never to a client.
+ * beyond what may be waited out, a rejected bot token). Rendered as 500 `InternalError` naming the
+ * platform, with `Retry-After` (docs/errors.md, "Outages"); `detail` goes to the log only, never
+ * to a client.
  */
-export class PlatformUnavailableError extends AppException {
-  constructor(readonly detail: string) {
-    super(ErrorCode.InternalError, 'The chat platform is unavailable; try again later');
+export class PlatformUnavailableError extends DependencyUnavailableError {
+  constructor(detail: string) {
+    super('platform', detail);
     this.name = 'PlatformUnavailableError';
   }
 }

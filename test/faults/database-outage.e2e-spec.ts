@@ -130,6 +130,18 @@ describe('faults: the database stops mid-run', () => {
         expect(body.error_id).toMatch(/^[0-9a-f-]{36}$/);
         expect(res.text).not.toMatch(/ECONNREFUSED|terminated|127\.0\.0\.1|postgres/i);
         expect(t.logs.lines.some((line) => line.error_id === body.error_id)).toBe(true);
+        // What is down, and when to try again.
+        expect({
+          name: outage.name,
+          message: body.message,
+          retry: res.headers['retry-after'],
+        }).toEqual({
+          name: outage.name,
+          message: expect.stringMatching(
+            /database (is unavailable|does not answer).*; try again later$/,
+          ),
+          retry: '5',
+        });
       }
     }
     // What needs no database keeps working: the public configuration, liveness, and a session

@@ -76,9 +76,16 @@ describe.each(OUTAGES)('faults: the platform %s', (_name, fault) => {
     faultsOf(emulatorOf(t())).inject('*', fault, 1_000);
     for (const [route, request] of routes) {
       const res = await rawRequest(t().port, await request());
-      expect({ route, status: res.status, body: res.json }).toEqual({
+      expect({
+        route,
+        status: res.status,
+        body: res.json,
+        retryAfter: res.headers['retry-after'],
+      }).toEqual({
         route,
         status: 500,
+        // When to try again.
+        retryAfter: '5',
         body: {
           message: 'The chat platform is unavailable; try again later',
           code: 'InternalError',

@@ -133,8 +133,18 @@ describe('a cold guild open, traced', () => {
         'http.request.method': 'GET',
         'http.response.status_code': 200,
         'bms.platform.attempt': 1,
+        // The route's template, never the ids: a member's id would tie a user to a guild.
         'url.full': expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/api\/v10\/(guilds|users)\//),
       });
+      expect(attempts[0].attributes['url.full']).toMatch(
+        new RegExp(`/api/v10${call.name.split(' ')[2]?.replace(/:(\w+)/g, '\\{$1\\}')}$`),
+      );
+    }
+    // No span names a member: no id after /members/ in any attribute.
+    for (const span of spans) {
+      expect(
+        Object.values(span.attributes).filter((value) => /\/members\/\d/.test(String(value))),
+      ).toEqual([]);
     }
     // The bot-token calls waited for their turn in the shared bucket queues, and say how long.
     const botCalls = platformCalls.filter((s) => s.attributes['bms.platform.identity'] === 'bot');

@@ -1,15 +1,21 @@
-import { createServer, connect, type NetConnectOpts, type Socket } from 'node:net';
+import { connect, createServer, type NetConnectOpts, type Socket } from 'node:net';
 
 /** Where the proxy forwards: a host and port, or a Unix socket's path (the embedded database). */
 export type ProxyTarget = { host: string; port: number } | { path: string };
 
 /**
- * A loopback TCP proxy that a test can cut and restore, to make a dependency unreachable (and
- * reachable again) without stopping it.
+ * A loopback TCP proxy that a test (or the fault suite, `npm run bench:faults`) can cut, stall and
+ * restore, to make a dependency unreachable or unresponsive without stopping it. `cut()` drops
+ * every connection and refuses new ones (a server gone); `stall()` keeps connections open but
+ * forwards nothing, in either direction, new connections included (a server that hangs, a network
+ * that drops packets); `resume()` delivers what was held, in order, and forwards again.
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private down = false;
+  private stalled = false;
+  /** Writes held while stalled, in the order they arrived. */
+  private held: (() => void)[] = [];
   private readonly server = createServer((client) => this.forward(client));
 
   private constructor(private readonly target: ProxyTarget) {}
@@ -26,15 +32,28 @@ export class TcpProxy {
     return address.port;
   }
 
-  /** Drops every open connection and refuses new ones. */
+  /** Drops every open connection and refuses new ones until `restore()`. */
   cut(): void {
     this.down = true;
+    this.held = [];
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
   }
 
   restore(): void {
     this.down = false;
+  }
+
+  /** Forwards nothing, in either direction, until `resume()`; connections stay open. */
+  stall(): void {
+    this.stalled = true;
+  }
+
+  resume(): void {
+    this.stalled = false;
+    const held = this.held;
+    this.held = [];
+    for (const write of held) write();
   }
 
   async close(): Promise<void> {
@@ -50,9 +69,22 @@ export class TcpProxy {
     const upstream = connect(this.target as NetConnectOpts);
     this.track(client);
     this.track(upstream);
-    client.pipe(upstream).pipe(client);
+    this.relay(client, upstream);
+    this.relay(upstream, client);
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  private relay(from: Socket, to: Socket): void {
+    from.on('data', (chunk: Buffer) => this.send(() => to.write(chunk)));
+    from.on('end', () => this.send(() => to.end()));
+  }
+
+  private send(write: () => void): void {
+    if (this.stalled) this.held.push(write);
+    else write();
   }
 
   private track(socket: Socket): void {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { AppException } from 'src/common/errors/app.exception';
 import { renderError } from 'src/common/errors/error-mapping';
 
 /** Renders every error, from any layer, as `{message, code}` JSON (registered as `APP_FILTER`). */
@@ -13,7 +12,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const errorId = randomUUID();
-    const { status, body, unexpected, constraint } = renderError(exception, errorId);
+    const { status, body, unexpected, constraint, headers } = renderError(exception, errorId);
     if (unexpected) {
       this.logger.error(
         { err: exception, error_id: errorId, status },
@@ -24,8 +23,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.warn({ ...constraint, status }, 'Request refused by a database constraint');
     }
     const response: unknown = host.switchToHttp().getResponse();
-    if (exception instanceof AppException && exception.headers) {
-      for (const [name, value] of Object.entries(exception.headers)) {
+    if (headers) {
+      for (const [name, value] of Object.entries(headers)) {
         this.adapterHost.httpAdapter.setHeader(response, name, String(value));
       }
     }

@@ -163,7 +163,7 @@ describe('renderError', () => {
     });
 
     // A NOT NULL violation is the service's own omission, not something a request can cause.
-    it.each(['23502', '40001', '40P01', '57014', '08006', undefined])(
+    it.each(['23502', '40001', '40P01', '57014', undefined])(
       'keeps any other database failure (SQLSTATE %p) a logged 500',
       (code) => {
         const error = new QueryFailedError('SELECT 1', [], Object.assign(new Error('x'), { code }));
@@ -174,5 +174,42 @@ describe('renderError', () => {
         });
       },
     );
+  });
+
+  describe('a database that is down or stalled', () => {
+    const driverError = (message: string, code?: string): Error =>
+      Object.assign(new Error(message), code === undefined ? {} : { code });
+    const inQuery = (error: Error): QueryFailedError =>
+      new QueryFailedError('SELECT 1 FROM sessions WHERE id = $1', ['secret'], error);
+
+    it.each([
+      ['a read timeout', inQuery(driverError('Query read timeout'))],
+      ['no connection in time', driverError('timeout exceeded when trying to connect')],
+      ['a connection dropped', inQuery(driverError('Connection terminated unexpectedly'))],
+      ['a refused connection', driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
+      ['a server shutting down (57P01)', inQuery(driverError('terminating connection', '57P01'))],
+      ['a server starting (57P03)', driverError('the database system is starting up', '57P03')],
+      ['a connection exception (08006)', inQuery(driverError('x', '08006'))],
+    ])('%s: 500 InternalError naming the database, with Retry-After', (_name, error) => {
+      const rendered = renderError(error, ID);
+      expect(rendered).toEqual({
+        status: 500,
+        body: {
+          message: 'The database is unavailable; try again later',
+          code: 'InternalError',
+          error_id: ID,
+        },
+        unexpected: true,
+        headers: { 'Retry-After': 5 },
+      });
+    });
+
+    it.each([
+      ['its own statement timeout (57014)', inQuery(driverError('canceling statement', '57014'))],
+      ['a lock not granted (55P03)', inQuery(driverError('lock timeout', '55P03'))],
+      ['a serialization failure (40001)', inQuery(driverError('could not serialize', '40001'))],
+    ])('the server answering (%s) is no outage', (_name, error) => {
+      expect(renderError(error, ID).headers).toBeUndefined();
+    });
   });
 });

@@ -3,6 +3,7 @@ import { AppException } from 'src/common/errors/app.exception';
 import { constraintViolationOf } from 'src/common/errors/database-errors';
 import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
 import type { ErrorDetailDto } from 'src/common/errors/error-response.dto';
+import { isDatabaseOutage, outageMessage, OUTAGE_RETRY_AFTER_S } from 'src/common/errors/outage';
 
 export interface ErrorBody {
   message: string;
@@ -18,6 +19,8 @@ export interface RenderedError {
   unexpected: boolean;
   /** A database constraint refused the request: logged as a warning (which one, never values). */
   constraint?: { sqlState: string; constraint?: string; table?: string };
+  /** Response headers that belong to the error (`Retry-After`). */
+  headers?: Readonly<Record<string, string | number>>;
 }
 
 const INTERNAL_MESSAGE = 'An unexpected error occurred; quote the error_id when reporting it';
@@ -42,6 +45,19 @@ export function renderError(exception: unknown, errorId: string): RenderedError 
   if (exception instanceof HttpException) {
     return fromHttpException(exception, errorId);
   }
+  if (isDatabaseOutage(exception)) {
+    // The driver's own words stay in the log; the client learns what is down and when to retry.
+    return {
+      status: HttpStatus.INTERNAL_SERVER_ERROR,
+      body: {
+        message: outageMessage('database'),
+        code: ErrorCode.InternalError,
+        error_id: errorId,
+      },
+      unexpected: true,
+      headers: { 'Retry-After': OUTAGE_RETRY_AFTER_S },
+    };
+  }
   const violation = constraintViolationOf(exception);
   if (violation) {
     const { message, ...constraint } = violation;
@@ -56,16 +72,18 @@ export function renderError(exception: unknown, errorId: string): RenderedError 
 }
 
 function fromAppException(exception: AppException, errorId: string): RenderedError {
+  const headers = exception.headers && { headers: exception.headers };
   if (exception.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
     return {
       status: exception.status,
       body: { message: exception.message, code: exception.code, error_id: errorId },
       unexpected: true,
+      ...headers,
     };
   }
   const body: ErrorBody = { message: exception.message, code: exception.code };
   if (exception.details?.length) body.details = [...exception.details];
-  return { status: exception.status, body, unexpected: false };
+  return { status: exception.status, body, unexpected: false, ...headers };
 }
 
 function fromHttpException(exception: HttpException, errorId: string): RenderedError {
