@@ -13,11 +13,10 @@ import { signInAsRoot } from 'test/support/auth';
 import { TestStream } from 'test/support/guild-state';
 import { botAndAliceGuild, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, type TestApp } from 'test/support/test-app';
+import { guildState } from 'clients/bot-reporter/src/discord-guild-state';
 // examples/ has no path alias (the example bot is not part of the service): imported by path.
 // eslint-disable-next-line no-restricted-imports
 import { FakeGateway } from '../../examples/discord-bot/fake-gateway';
-// eslint-disable-next-line no-restricted-imports
-import { guildState } from '../../examples/discord-bot/guild-state';
 
 /**
  * The reporter's wire format against what discord.js hands a bot: a GUILD_CREATE typed by
