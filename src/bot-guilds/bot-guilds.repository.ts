@@ -26,6 +26,13 @@ export interface ShardState {
   /** The guild-state feed's current stream of the shard, and whether it has a gap. */
   streamId: string | null;
   streamGap: boolean;
+  /** The stream the current one replaced, and when that one last reported (null: a gap). */
+  previousStreamId: string | null;
+  previousStreamReportedAt: Date | null;
+  /** When the current stream replaced the previous one. */
+  streamReplacedAt: Date | null;
+  /** The complete snapshot the newest one replaced. */
+  previousSnapshotAt: Date | null;
   version: number;
 }
 
@@ -223,21 +230,33 @@ export class FeedTransaction {
     shardId: number,
     reportedAt: Date,
     snapshot?: { at: Date; shardCount: number },
-  ): Promise<void> {
-    await this.manager.query(
-      `INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version)
+  ): Promise<{ replacedSnapshotAt: Date | null }> {
+    // The snapshot a newer complete one replaces is kept (a takeover shows in the feeds' status).
+    const [row] = await this.manager.query<{ replaced: Date | string | null }[]>(
+      `WITH before AS (SELECT snapshot_at FROM bot_guild_shards WHERE shard_id = $1),
+       saved AS (
+       INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version)
        VALUES ($1, $2, $3, $4, ${NEXT_VERSION})
        ON CONFLICT (shard_id) DO UPDATE SET
          reported_at = GREATEST(bot_guild_shards.reported_at, EXCLUDED.reported_at),
          version = EXCLUDED.version,
+         previous_snapshot_at = CASE WHEN $3::timestamptz IS NOT NULL
+                                  AND bot_guild_shards.snapshot_at < $3::timestamptz
+                                THEN bot_guild_shards.snapshot_at
+                                ELSE bot_guild_shards.previous_snapshot_at END,
          shard_count = CASE WHEN $3::timestamptz IS NOT NULL AND (bot_guild_shards.snapshot_at IS NULL
                               OR bot_guild_shards.snapshot_at <= $3::timestamptz)
                             THEN EXCLUDED.shard_count ELSE bot_guild_shards.shard_count END,
          snapshot_at = CASE WHEN $3::timestamptz IS NOT NULL AND (bot_guild_shards.snapshot_at IS NULL
                               OR bot_guild_shards.snapshot_at <= $3::timestamptz)
-                            THEN EXCLUDED.snapshot_at ELSE bot_guild_shards.snapshot_at END`,
+                            THEN EXCLUDED.snapshot_at ELSE bot_guild_shards.snapshot_at END
+       RETURNING snapshot_at)
+       SELECT CASE WHEN $3::timestamptz IS NOT NULL AND before.snapshot_at < $3::timestamptz
+                THEN before.snapshot_at END AS replaced
+       FROM saved LEFT JOIN before ON true`,
       [shardId, snapshot?.shardCount ?? null, snapshot?.at ?? null, reportedAt],
     );
+    return { replacedSnapshotAt: row?.replaced ? new Date(row.replaced) : null };
   }
 }
 
@@ -280,21 +299,33 @@ export class BotGuildsRepository {
         reported_at: Date | string;
         stream_id: string | null;
         stream_gap: boolean;
+        previous_stream_id: string | null;
+        previous_stream_reported_at: Date | string | null;
+        stream_replaced_at: Date | string | null;
+        previous_snapshot_at: Date | string | null;
         version: string;
       }[]
     >(
-      `SELECT shard_id, shard_count, snapshot_at, reported_at, stream_id, stream_gap, version
+      `SELECT shard_id, shard_count, snapshot_at, reported_at, stream_id, stream_gap,
+         previous_stream_id, previous_stream_reported_at, stream_replaced_at, previous_snapshot_at,
+         version
        FROM bot_guild_shards
        WHERE version > $1 ORDER BY version`,
       [version],
     );
+    const date = (value: Date | string | null): Date | null =>
+      value === null ? null : new Date(value);
     return rows.map((row) => ({
       shardId: row.shard_id,
       shardCount: row.shard_count,
-      snapshotAt: row.snapshot_at === null ? null : new Date(row.snapshot_at),
+      snapshotAt: date(row.snapshot_at),
       reportedAt: new Date(row.reported_at),
       streamId: row.stream_id,
       streamGap: row.stream_gap,
+      previousStreamId: row.previous_stream_id,
+      previousStreamReportedAt: date(row.previous_stream_reported_at),
+      streamReplacedAt: date(row.stream_replaced_at),
+      previousSnapshotAt: date(row.previous_snapshot_at),
       version: Number(row.version),
     }));
   }

@@ -1,5 +1,12 @@
-import { Injectable } from '@nestjs/common';
-import type { GuildStateReport } from 'clients/bot-reporter/src/guild-state';
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  MAX_STATE_BATCH_BYTES,
+  MAX_STATE_CHANNELS,
+  MAX_STATE_ROLES,
+  MAX_STATE_THREADS,
+  type GuildState,
+  type GuildStateReport,
+} from 'clients/bot-reporter/src/guild-state';
 import { GuildStateCopy } from 'clients/bot-reporter/src/guild-state-copy';
 import {
   BotGuildsRepository,
@@ -14,11 +21,14 @@ import type {
   GuildStateReportDto,
 } from 'src/bot-guilds/dto/guild-state.dto';
 import type {
+  AdoptedRow,
+  GuildStateFacts,
   GuildStateRow,
   HeldGuild,
+  ReplacedStream,
   ShardStream,
 } from 'src/bot-guilds/guild-state/guild-state.repository';
-import { invalidReport, reportTime, shardOf } from 'src/bot-guilds/report-time';
+import { invalidReport, notAhead, reportTime, shardOf } from 'src/bot-guilds/report-time';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { Metrics } from 'src/common/metrics/metrics';
@@ -40,10 +50,22 @@ const PAYLOAD: Readonly<Record<GuildStateReport['type'], readonly string[]>> = {
 };
 const COMMON = new Set(['seq', 'type', 'guild_id', 'at', 'hash']);
 /**
- * Guilds whose states a batch holds in memory at once: at the platform's maxima (about 223 KB of
- * JSON each) a few MB, however many guilds the batch names (docs/guild-state.md, costs).
+ * Held states a batch reads into memory at once, at most: this many guilds, and (past the first)
+ * this many bytes of their JSON, however many guilds the batch names (docs/guild-state.md,
+ * costs). Guilds whose reports start with their whole state read none.
  */
-const GUILDS_AT_ONCE = 25;
+export const GUILDS_AT_ONCE = 25;
+export const HELD_BYTES_AT_ONCE = 4 * 1_048_576;
+/**
+ * What one guild's state may hold, as a `guild_create` may: its lists' caps, and the JSON one
+ * batch can carry. A change past them is not applied (docs/guild-state.md, "Caps").
+ */
+export const GUILD_STATE_CAPS = {
+  roles: MAX_STATE_ROLES,
+  channels: MAX_STATE_CHANNELS,
+  threads: MAX_STATE_THREADS,
+  bytes: MAX_STATE_BATCH_BYTES,
+} as const;
 
 /** One guild's reports of a batch, applied in order. */
 interface GuildWork {
@@ -66,6 +88,8 @@ interface GuildWork {
  */
 @Injectable()
 export class GuildStateFeedService {
+  private readonly logger = new Logger(GuildStateFeedService.name);
+
   constructor(
     private readonly repository: BotGuildsRepository,
     private readonly membership: BotMembershipService,
@@ -75,15 +99,19 @@ export class GuildStateFeedService {
 
   async report(shardId: number, body: GuildStateBatchDto): Promise<GuildStateReceiptDto> {
     const now = this.clock.nowMs();
-    // A process may report for weeks: its start only orders it against others.
-    const startedAt = reportTime('stream.started_at', body.stream.started_at, now, {
-      tooOld: 'accept',
-    });
+    // A process may report for weeks: its start only orders it against others. A start ahead of
+    // the service's clock counts as now, so that the process started after it is newer.
+    const startedAt = notAhead(
+      reportTime('stream.started_at', body.stream.started_at, now, { tooOld: 'accept' }),
+      now,
+    );
     const reports = this.checked(shardId, body.reports, now);
     let drifts = { detected: 0, healed: 0 };
+    let takeover: ReplacedStream | undefined;
     const receipt = await this.repository.inFeedTransaction(async (tx) => {
       const current = await tx.states.shardStream(shardId);
-      const stream = this.streamFor(current, body.stream.id, startedAt);
+      const stream = this.streamFor(shardId, current, body.stream.id, startedAt);
+      takeover = stream.replaced;
       let duplicates = 0;
       let gap: GuildStateReceiptDto['gap'] = null;
       const accepted: { report: GuildStateReportDto; at: Date }[] = [];
@@ -104,10 +132,12 @@ export class GuildStateFeedService {
         // A gap stays open until the reports after it arrive in order.
         { ...stream, seq, gap: gap !== null || (stream.gap && accepted.length === 0) },
         this.clock.now(),
+        stream.replaced,
       );
       return { applied, duplicates, next_seq: seq + 1, gap, resync };
     });
     await this.membership.changed();
+    if (takeover) this.tookOver(shardId, body.stream.id, startedAt, takeover, now);
     // Counted once stored: a batch that rolled back changed nothing.
     this.metrics.guildStateDrifts(drifts.detected, drifts.healed);
     return receipt;
@@ -115,13 +145,21 @@ export class GuildStateFeedService {
 
   /**
    * The stream the batch belongs to: the shard's current one, or a newer one that replaces it (its
-   * reports start again at 1). An older stream is refused.
+   * reports start again at 1; `replaced` names the stream it takes the shard over from). An older
+   * stream is refused.
    */
   private streamFor(
+    shardId: number,
     current: ShardStream,
     streamId: string,
     startedAt: Date,
-  ): { streamId: string; startedAt: Date; seq: number; gap: boolean } {
+  ): {
+    streamId: string;
+    startedAt: Date;
+    seq: number;
+    gap: boolean;
+    replaced?: ReplacedStream;
+  } {
     if (current.streamId === streamId) {
       return {
         streamId,
@@ -131,17 +169,63 @@ export class GuildStateFeedService {
       };
     }
     if (current.streamId !== null && current.startedAt !== null) {
+      // The stream the current one replaced stays replaced, whatever start it claims (one dated
+      // ahead is taken as started when first seen, and would otherwise seem newer every time).
       const older =
+        streamId === current.previousStreamId ||
         startedAt.getTime() < current.startedAt.getTime() ||
         (startedAt.getTime() === current.startedAt.getTime() && streamId < current.streamId);
       if (older) {
+        // The replaced process still runs: two processes report the shard.
+        this.logger.warn(
+          {
+            shard_id: shardId,
+            stream_id: current.streamId,
+            refused_stream_id: streamId,
+            refused_started_at: startedAt.toISOString(),
+          },
+          `Guild-state feed: stream ${streamId} still reports shard ${shardId}, which stream ${current.streamId} took over; its reports are refused (two processes report the shard)`,
+        );
         throw new AppException(
           ErrorCode.VersionConflict,
           `Stream ${streamId} (started ${startedAt.toISOString()}) was replaced by stream ${current.streamId} (started ${current.startedAt.toISOString()}): this process's reports are out of date; a new process must start a new stream`,
         );
       }
+      return {
+        streamId,
+        startedAt,
+        seq: 0,
+        gap: false,
+        // A stream with a gap served nothing: nothing of it serves on.
+        replaced: {
+          streamId: current.streamId,
+          reportedAt: current.gap ? null : current.reportedAt,
+        },
+      };
     }
     return { streamId, startedAt, seq: 0, gap: false };
+  }
+
+  /** A stream took a shard over: said once, naming both (docs/guild-state.md, "Takeovers"). */
+  private tookOver(
+    shardId: number,
+    streamId: string,
+    startedAt: Date,
+    replaced: ReplacedStream,
+    now: number,
+  ): void {
+    const silentFor =
+      replaced.reportedAt === null ? null : (now - replaced.reportedAt.getTime()) / 1000;
+    this.logger.warn(
+      {
+        shard_id: shardId,
+        stream_id: streamId,
+        started_at: startedAt.toISOString(),
+        replaced_stream_id: replaced.streamId,
+        replaced_silent_s: silentFor,
+      },
+      `Guild-state feed: stream ${streamId} took shard ${shardId} over from stream ${replaced.streamId}${silentFor === null ? '' : ` (its last report ${silentFor.toFixed(1)} s before)`}: a restarted process, or another process reporting the shard; the replaced stream's guild states serve until each is sent again`,
+    );
   }
 
   /** Each report's shape for its type, its guild's shard, its time; then sorted by seq. */
@@ -214,8 +298,10 @@ export class GuildStateFeedService {
 
   /**
    * Applies the accepted reports, per guild in order, in the transaction, by the rules both sides
-   * share (GuildStateCopy): joins and leaves they imply first, then the guilds' rows. Returns how
-   * many changed something and the guilds whose full state is needed (unknown or drifted).
+   * share (GuildStateCopy): joins and leaves they imply first, then the guilds' rows. Guilds whose
+   * reports start with their whole state are applied together, reading only their rows' facts;
+   * the others read their held states a few at a time. Returns how many changed something and
+   * the guilds whose full state is needed (unknown, drifted, or past a cap).
    */
   private async apply(
     tx: FeedTransaction,
@@ -230,52 +316,148 @@ export class GuildStateFeedService {
       list.push({ report: report as unknown as GuildStateReport, at });
       byGuild.set(report.guild_id, list);
     }
-    const guildIds = [...byGuild.keys()];
-    let applied = 0;
-    const resync: string[] = [];
-    const drift = { detected: 0, healed: 0 };
-    // A few guilds' states in memory at a time, however many guilds the batch names.
-    for (let from = 0; from < guildIds.length; from += GUILDS_AT_ONCE) {
-      const ids = guildIds.slice(from, from + GUILDS_AT_ONCE);
-      const held = await tx.states.held(ids);
-      const rows: GuildStateRow[] = [];
-      const membership: GuildReport[] = [];
-      for (const guildId of ids) {
-        const before = held.get(guildId);
-        const outcome = foldGuild(before, byGuild.get(guildId) ?? [], streamId);
-        applied += outcome.applied;
-        const wasDrifted = before?.drifted ?? false;
-        if (!wasDrifted && outcome.work.drifted) drift.detected += 1;
-        if (wasDrifted && !outcome.work.drifted && outcome.work.copy) drift.healed += 1;
-        if (outcome.resync) resync.push(guildId);
-        if (outcome.membership) membership.push({ guildId, ...outcome.membership });
-        const { work } = outcome;
-        const copy = work.copy;
-        if (work.dirty && copy) {
-          rows.push({
-            guildId,
-            shardId,
-            streamId: work.streamId,
-            held: {
-              state: copy.state(),
-              deletedIds: copy.deletedIds(),
-              unavailable: work.unavailable,
-            },
-            hash: copy.hash(),
-            drifted: work.drifted,
-            reportedAt: work.reportedAt,
-          });
+    const totals = { applied: 0, resync: [] as string[], drift: { detected: 0, healed: 0 } };
+    if (byGuild.size === 0) return totals;
+    const facts = await tx.states.facts([...byGuild.keys()]);
+    const whole: string[] = [];
+    const changed: string[] = [];
+    for (const [guildId, list] of byGuild) {
+      (list[0].report.type === 'guild_create' ? whole : changed).push(guildId);
+    }
+    const group = { tx, shardId, streamId, byGuild, facts, totals };
+    await this.applyGroup(group, whole, new Map());
+    for (const ids of heldGroups(changed, facts)) {
+      await this.applyGroup(group, ids, await tx.states.held(ids));
+    }
+    return totals;
+  }
+
+  /** One group of guilds: folded, then their joins and leaves, their rows, in a few statements. */
+  private async applyGroup(
+    group: {
+      tx: FeedTransaction;
+      shardId: number;
+      streamId: string;
+      byGuild: Map<string, { report: GuildStateReport; at: Date }[]>;
+      facts: Map<string, GuildStateFacts>;
+      totals: { applied: number; resync: string[]; drift: { detected: number; healed: number } };
+    },
+    ids: readonly string[],
+    held: Map<string, { held: HeldGuild; streamId: string; drifted: boolean }>,
+  ): Promise<void> {
+    if (ids.length === 0) return;
+    const { tx, shardId, streamId, totals } = group;
+    const rows: GuildStateRow[] = [];
+    const adopted: AdoptedRow[] = [];
+    const overCap: string[] = [];
+    const membership: GuildReport[] = [];
+    for (const guildId of ids) {
+      const reports = group.byGuild.get(guildId) ?? [];
+      const facts = group.facts.get(guildId);
+      const outcome = foldGuild(held.get(guildId), reports, streamId);
+      const { work } = outcome;
+      const wasDrifted = facts?.drifted ?? false;
+      if (outcome.membership) membership.push({ guildId, ...outcome.membership });
+      const copy = work.copy;
+      if (!work.dirty || !copy) {
+        totals.applied += outcome.applied;
+        if (outcome.resync) totals.resync.push(guildId);
+        continue;
+      }
+      const state = copy.state();
+      const json = JSON.stringify(state);
+      const cap = capExceeded(state, json.length);
+      if (cap !== null) {
+        // Held as before, but not trusted: the bot's copy now differs from it.
+        this.logger.warn(
+          { guild_id: guildId, shard_id: shardId, cap },
+          `Guild-state feed: a change would take guild ${guildId} past ${cap}; it was not applied, and the guild is read from the platform until its full state fits`,
+        );
+        if (facts) overCap.push(guildId);
+        if (!wasDrifted) totals.drift.detected += 1;
+        totals.resync.push(guildId);
+        continue;
+      }
+      totals.applied += outcome.applied;
+      if (!wasDrifted && work.drifted) totals.drift.detected += 1;
+      if (wasDrifted && !work.drifted) totals.drift.healed += 1;
+      if (outcome.resync) totals.resync.push(guildId);
+      const hash = copy.hash();
+      if (outcome.replaced && facts?.hash === hash && !work.drifted && !work.unavailable) {
+        // The state the service holds, sent again (a restart): no write of it, at most its facts.
+        if (copy.deletedIds().length === 0) {
+          if (
+            facts.streamId !== work.streamId ||
+            facts.drifted ||
+            facts.unavailable ||
+            facts.deletes
+          ) {
+            adopted.push({ guildId, streamId: work.streamId, reportedAt: work.reportedAt });
+          }
+          continue;
         }
       }
-      // Joins (guild_create) and leaves (guild_delete) by the membership feed's time rule; a
-      // leave drops the guild's state in the same transaction.
-      await tx.applyReports(shardId, membership);
-      await tx.states.save(rows);
-      // A guild_create older than a leave the feed holds does not bring the guild back.
-      await tx.states.dropNotPresent(rows.map((row) => row.guildId));
+      rows.push({
+        guildId,
+        shardId,
+        streamId: work.streamId,
+        held: { state, deletedIds: copy.deletedIds(), unavailable: work.unavailable },
+        json,
+        hash,
+        drifted: work.drifted,
+        reportedAt: work.reportedAt,
+      });
     }
-    return { applied, resync, drift };
+    // Joins (guild_create) and leaves (guild_delete) by the membership feed's time rule; a
+    // leave drops the guild's state in the same transaction.
+    await tx.applyReports(shardId, membership);
+    await tx.states.save(rows);
+    await tx.states.adopt(adopted);
+    await tx.states.markDrifted(overCap);
+    // A guild_create older than a leave the feed holds does not bring the guild back.
+    await tx.states.dropNotPresent([...rows, ...adopted].map((row) => row.guildId));
   }
+}
+
+/**
+ * The guilds whose held states are read, in groups: GUILDS_AT_ONCE at most, and past a group's
+ * first, no more than HELD_BYTES_AT_ONCE of their JSON.
+ */
+export function heldGroups(
+  guildIds: readonly string[],
+  facts: ReadonlyMap<string, { bytes?: number }>,
+): string[][] {
+  const groups: string[][] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const guildId of guildIds) {
+    const size = facts.get(guildId)?.bytes ?? 0;
+    if (
+      current.length > 0 &&
+      (current.length >= GUILDS_AT_ONCE || bytes + size > HELD_BYTES_AT_ONCE)
+    ) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(guildId);
+    bytes += size;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/** The cap a guild's state is past (as a `guild_create` may hold it), or null. */
+export function capExceeded(state: GuildState, jsonBytes: number): string | null {
+  if (state.roles.length > GUILD_STATE_CAPS.roles) return `${GUILD_STATE_CAPS.roles} roles`;
+  if (state.channels.length > GUILD_STATE_CAPS.channels) {
+    return `${GUILD_STATE_CAPS.channels} channels`;
+  }
+  if (state.threads.length > GUILD_STATE_CAPS.threads) return `${GUILD_STATE_CAPS.threads} threads`;
+  if (jsonBytes > GUILD_STATE_CAPS.bytes) {
+    return `${GUILD_STATE_CAPS.bytes} bytes of JSON (what one batch can carry)`;
+  }
+  return null;
 }
 
 /**
@@ -291,11 +473,14 @@ function foldGuild(
   work: GuildWork;
   applied: number;
   resync: boolean;
+  /** A `guild_create` replaced what was held. */
+  replaced: boolean;
   membership: { present: boolean; at: Date } | undefined;
 } {
   const work = workOf(row, streamId, reports[0].at);
   let applied = 0;
   let resync = false;
+  let replaced = false;
   let membership: { present: boolean; at: Date } | undefined;
   // Only the newest hash is compared: the bot's copy after the last of these reports.
   const lastHashed = reports.findLastIndex(({ report }) => report.hash !== undefined);
@@ -308,10 +493,12 @@ function foldGuild(
       work.drifted = false;
       work.dirty = true;
       resync = false;
+      replaced = true;
       membership = { present: true, at };
       applied += 1;
     } else if (report.type === 'guild_delete' && !report.unavailable) {
       work.copy = undefined;
+      replaced = false;
       membership = { present: false, at };
       applied += 1;
       return;
@@ -341,7 +528,7 @@ function foldGuild(
       resync = true;
     }
   });
-  return { work, applied, resync, membership };
+  return { work, applied, resync, replaced, membership };
 }
 
 /** What a batch starts from for one guild: its row, or nothing. */
