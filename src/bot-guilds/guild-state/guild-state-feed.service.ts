@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { setImmediate } from 'node:timers/promises';
 import {
   MAX_STATE_BATCH_BYTES,
   MAX_STATE_CHANNELS,
@@ -106,6 +107,8 @@ export class GuildStateFeedService {
       now,
     );
     const reports = this.checked(shardId, body.reports, now);
+    // Before the transaction, answering other requests between guilds: the batch's whole states.
+    const prepared = await prepareWhole(reports);
     let drifts = { detected: 0, healed: 0 };
     let takeover: ReplacedStream | undefined;
     const receipt = await this.repository.inFeedTransaction(async (tx) => {
@@ -124,7 +127,11 @@ export class GuildStateFeedService {
           break;
         }
       }
-      const { applied, resync, drift } = await this.apply(tx, shardId, stream.streamId, accepted);
+      const { applied, resync, drift } = await this.apply(
+        tx,
+        { shardId, streamId: stream.streamId, prepared },
+        accepted,
+      );
       drifts = drift;
       const seq = stream.seq + accepted.length;
       await tx.states.saveShardStream(
@@ -305,8 +312,7 @@ export class GuildStateFeedService {
    */
   private async apply(
     tx: FeedTransaction,
-    shardId: number,
-    streamId: string,
+    batch: { shardId: number; streamId: string; prepared: Prepared },
     accepted: { report: GuildStateReportDto; at: Date }[],
   ): Promise<{ applied: number; resync: string[]; drift: { detected: number; healed: number } }> {
     // Each guild's reports in order; guilds apart from each other need no order.
@@ -324,7 +330,7 @@ export class GuildStateFeedService {
     for (const [guildId, list] of byGuild) {
       (list[0].report.type === 'guild_create' ? whole : changed).push(guildId);
     }
-    const group = { tx, shardId, streamId, byGuild, facts, totals };
+    const group = { tx, ...batch, byGuild, facts, totals };
     await this.applyGroup(group, whole, new Map());
     for (const ids of heldGroups(changed, facts)) {
       await this.applyGroup(group, ids, await tx.states.held(ids));
@@ -338,6 +344,7 @@ export class GuildStateFeedService {
       tx: FeedTransaction;
       shardId: number;
       streamId: string;
+      prepared: Prepared;
       byGuild: Map<string, { report: GuildStateReport; at: Date }[]>;
       facts: Map<string, GuildStateFacts>;
       totals: { applied: number; resync: string[]; drift: { detected: number; healed: number } };
@@ -354,7 +361,7 @@ export class GuildStateFeedService {
     for (const guildId of ids) {
       const reports = group.byGuild.get(guildId) ?? [];
       const facts = group.facts.get(guildId);
-      const outcome = foldGuild(held.get(guildId), reports, streamId);
+      const outcome = foldGuild(held.get(guildId), reports, streamId, group.prepared);
       const { work } = outcome;
       const wasDrifted = facts?.drifted ?? false;
       if (outcome.membership) membership.push({ guildId, ...outcome.membership });
@@ -364,8 +371,10 @@ export class GuildStateFeedService {
         if (outcome.resync) totals.resync.push(guildId);
         continue;
       }
-      const state = copy.state();
-      const json = JSON.stringify(state);
+      // A guild sent whole and nothing else: its state and JSON as prepared.
+      const whole = reports.length === 1 ? group.prepared.get(reports[0].report) : undefined;
+      const state = whole?.copy === copy ? whole.state : copy.state();
+      const json = whole?.copy === copy ? whole.json : JSON.stringify(state);
       const cap = capExceeded(state, json.length);
       if (cap !== null) {
         // Held as before, but not trusted: the bot's copy now differs from it.
@@ -419,6 +428,36 @@ export class GuildStateFeedService {
   }
 }
 
+/** A `guild_create` of the batch made ready before the transaction: its copy, state and JSON. */
+type Prepared = ReadonlyMap<object, { copy: GuildStateCopy; state: GuildState; json: string }>;
+
+/** JSON of whole states prepared between two turns of the event loop. */
+const PREPARE_SLICE_BYTES = 128 * 1024;
+
+/**
+ * Each `guild_create`'s copy (its hash, part by part) and its row's JSON, made before the feeds'
+ * transaction is opened, and handing the event loop back every PREPARE_SLICE_BYTES: a shard's
+ * READY arriving does not hold an instance's other requests for a whole batch.
+ */
+async function prepareWhole(reports: { report: GuildStateReportDto }[]): Promise<Prepared> {
+  const prepared = new Map<object, { copy: GuildStateCopy; state: GuildState; json: string }>();
+  let slice = 0;
+  for (const { report } of reports) {
+    if (report.type !== 'guild_create') continue;
+    const guild = report.guild as GuildState;
+    const copy = new GuildStateCopy(guild);
+    const state = copy.state();
+    const json = JSON.stringify(state);
+    prepared.set(report, { copy, state, json });
+    slice += json.length;
+    if (slice >= PREPARE_SLICE_BYTES) {
+      slice = 0;
+      await setImmediate();
+    }
+  }
+  return prepared;
+}
+
 /**
  * The guilds whose held states are read, in groups: GUILDS_AT_ONCE at most, and past a group's
  * first, no more than HELD_BYTES_AT_ONCE of their JSON.
@@ -469,6 +508,7 @@ function foldGuild(
   row: { held: HeldGuild; streamId: string } | undefined,
   reports: { report: GuildStateReport; at: Date }[],
   streamId: string,
+  prepared: Prepared,
 ): {
   work: GuildWork;
   applied: number;
@@ -487,7 +527,7 @@ function foldGuild(
   reports.forEach(({ report, at }, i) => {
     work.reportedAt = at;
     if (report.type === 'guild_create') {
-      work.copy = new GuildStateCopy(report.guild);
+      work.copy = prepared.get(report)?.copy ?? new GuildStateCopy(report.guild);
       work.unavailable = false;
       work.streamId = streamId;
       work.drifted = false;
