@@ -78,6 +78,8 @@ async function main(): Promise<void> {
       DISCORD_API_URL: emulator.apiUrl,
       ROOT_USERS: DEMO_IDS.demoUser,
       LOG_LEVEL: 'warn',
+      // A shard reports once here (its snapshot): the feed stays live across the whole run.
+      BOT_FEED_STALE_AFTER: '3600',
       DATABASE_URL: database.url,
       TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     };

@@ -442,6 +442,31 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
     stream = restarted;
   });
 
+  it("says when a shard's membership snapshot is replaced, naming both snapshots", async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const before = (await status(feed)).shards as { snapshot_at: string }[];
+      await reportMembership(feed);
+      const after = (await status(feed)).shards as {
+        snapshot_at: string;
+        replaced_snapshot_at: string;
+      }[];
+      expect(after[0].replaced_snapshot_at).toBe(before[0].snapshot_at);
+      expect(after[0].snapshot_at > before[0].snapshot_at).toBe(true);
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({
+          shard_id: 0,
+          snapshot_at: after[0].snapshot_at,
+          replaced_snapshot_at: before[0].snapshot_at,
+          guild_state_stream_id: stream.id,
+        }),
+        expect.stringContaining("shard 0's snapshot"),
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('keeps an outage apart from a removal, and a removal is a leave', async () => {
     await stream
       .send([{ type: 'guild_delete', guild_id: DEMO_IDS.botLab, unavailable: true }])

@@ -21,13 +21,14 @@ import type {
   GuildStateReceiptDto,
   GuildStateReportDto,
 } from 'src/bot-guilds/dto/guild-state.dto';
-import type {
-  AdoptedRow,
-  GuildStateFacts,
-  GuildStateRow,
-  HeldGuild,
-  ReplacedStream,
-  ShardStream,
+import {
+  GuildStateRepository,
+  type AdoptedRow,
+  type GuildStateFacts,
+  type GuildStateRow,
+  type HeldGuild,
+  type ReplacedStream,
+  type ShardStream,
 } from 'src/bot-guilds/guild-state/guild-state.repository';
 import { invalidReport, notAhead, reportTime, shardOf } from 'src/bot-guilds/report-time';
 import { AppException } from 'src/common/errors/app.exception';
@@ -94,6 +95,7 @@ export class GuildStateFeedService {
   constructor(
     private readonly repository: BotGuildsRepository,
     private readonly membership: BotMembershipService,
+    private readonly states: GuildStateRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
   ) {}
@@ -107,8 +109,14 @@ export class GuildStateFeedService {
       now,
     );
     const reports = this.checked(shardId, body.reports, now);
-    // Before the transaction, answering other requests between guilds: the batch's whole states.
-    const prepared = await prepareWhole(reports);
+    // Before the transaction, answering other requests between guilds: the batch's whole states,
+    // serialised only where they differ from what is stored (checked again in the transaction).
+    const stored = await this.states.storedHashes(
+      reports
+        .filter(({ report }) => report.type === 'guild_create')
+        .map(({ report }) => report.guild_id),
+    );
+    const prepared = await prepareWhole(reports, stored);
     let drifts = { detected: 0, healed: 0 };
     let takeover: ReplacedStream | undefined;
     const receipt = await this.repository.inFeedTransaction(async (tx) => {
@@ -371,47 +379,57 @@ export class GuildStateFeedService {
         if (outcome.resync) totals.resync.push(guildId);
         continue;
       }
-      // A guild sent whole and nothing else: its state and JSON as prepared.
-      const whole = reports.length === 1 ? group.prepared.get(reports[0].report) : undefined;
-      const state = whole?.copy === copy ? whole.state : copy.state();
-      const json = whole?.copy === copy ? whole.json : JSON.stringify(state);
-      const cap = capExceeded(state, json.length);
-      if (cap !== null) {
-        // Held as before, but not trusted: the bot's copy now differs from it.
-        this.logger.warn(
-          { guild_id: guildId, shard_id: shardId, cap },
-          `Guild-state feed: a change would take guild ${guildId} past ${cap}; it was not applied, and the guild is read from the platform until its full state fits`,
-        );
-        if (facts) overCap.push(guildId);
-        if (!wasDrifted) totals.drift.detected += 1;
-        totals.resync.push(guildId);
-        continue;
+      const hash = copy.hash();
+      // The state the service holds, sent again (a restart): no write of it, at most its facts.
+      const unchanged =
+        outcome.replaced &&
+        facts?.hash === hash &&
+        !work.drifted &&
+        !work.unavailable &&
+        copy.deletedIds().length === 0;
+      let row: { state: GuildState; json: string } | undefined;
+      if (!unchanged) {
+        // A guild sent whole and nothing else: its state and JSON as prepared.
+        const whole = reports.length === 1 ? group.prepared.get(reports[0].report) : undefined;
+        const state = whole?.copy === copy && whole.state ? whole.state : copy.state();
+        const json = whole?.copy === copy && whole.json ? whole.json : JSON.stringify(state);
+        const cap = capExceeded(state, json.length);
+        if (cap !== null) {
+          // Held as before, but not trusted: the bot's copy now differs from it.
+          this.logger.warn(
+            { guild_id: guildId, shard_id: shardId, cap },
+            `Guild-state feed: a change would take guild ${guildId} past ${cap}; it was not applied, and the guild is read from the platform until its full state fits`,
+          );
+          if (facts) overCap.push(guildId);
+          if (!wasDrifted) totals.drift.detected += 1;
+          totals.resync.push(guildId);
+          continue;
+        }
+        row = { state, json };
       }
       totals.applied += outcome.applied;
       if (!wasDrifted && work.drifted) totals.drift.detected += 1;
       if (wasDrifted && !work.drifted) totals.drift.healed += 1;
       if (outcome.resync) totals.resync.push(guildId);
-      const hash = copy.hash();
-      if (outcome.replaced && facts?.hash === hash && !work.drifted && !work.unavailable) {
-        // The state the service holds, sent again (a restart): no write of it, at most its facts.
-        if (copy.deletedIds().length === 0) {
-          if (
-            facts.streamId !== work.streamId ||
-            facts.drifted ||
-            facts.unavailable ||
-            facts.deletes
-          ) {
-            adopted.push({ guildId, streamId: work.streamId, reportedAt: work.reportedAt });
-          }
-          continue;
+      if (!row) {
+        // Unchanged, so the row exists: its facts change when they differ.
+        if (
+          !facts ||
+          facts.streamId !== work.streamId ||
+          facts.drifted ||
+          facts.unavailable ||
+          facts.deletes
+        ) {
+          adopted.push({ guildId, streamId: work.streamId, reportedAt: work.reportedAt });
         }
+        continue;
       }
       rows.push({
         guildId,
         shardId,
         streamId: work.streamId,
-        held: { state, deletedIds: copy.deletedIds(), unavailable: work.unavailable },
-        json,
+        held: { state: row.state, deletedIds: copy.deletedIds(), unavailable: work.unavailable },
+        json: row.json,
         hash,
         drifted: work.drifted,
         reportedAt: work.reportedAt,
@@ -428,29 +446,38 @@ export class GuildStateFeedService {
   }
 }
 
-/** A `guild_create` of the batch made ready before the transaction: its copy, state and JSON. */
-type Prepared = ReadonlyMap<object, { copy: GuildStateCopy; state: GuildState; json: string }>;
+/**
+ * A `guild_create` of the batch made ready before the transaction: its copy, and unless the state
+ * stored has its hash, its state and row JSON.
+ */
+type Prepared = ReadonlyMap<object, { copy: GuildStateCopy; state?: GuildState; json?: string }>;
 
-/** JSON of whole states prepared between two turns of the event loop. */
-const PREPARE_SLICE_BYTES = 128 * 1024;
+/** Roles, channels and threads prepared between two turns of the event loop (about 85 KB). */
+const PREPARE_SLICE_PARTS = 500;
 
 /**
- * Each `guild_create`'s copy (its hash, part by part) and its row's JSON, made before the feeds'
- * transaction is opened, and handing the event loop back every PREPARE_SLICE_BYTES: a shard's
- * READY arriving does not hold an instance's other requests for a whole batch.
+ * Each `guild_create`'s copy (its hash, part by part) and, where the stored state's hash differs
+ * (`stored`), its row's JSON: made before the feeds' transaction is opened, handing the event
+ * loop back every PREPARE_SLICE_PARTS, so that a shard's READY arriving does not hold an
+ * instance's other requests for a whole batch.
  */
-async function prepareWhole(reports: { report: GuildStateReportDto }[]): Promise<Prepared> {
-  const prepared = new Map<object, { copy: GuildStateCopy; state: GuildState; json: string }>();
+async function prepareWhole(
+  reports: { report: GuildStateReportDto }[],
+  stored: ReadonlyMap<string, string>,
+): Promise<Prepared> {
+  const prepared = new Map<object, { copy: GuildStateCopy; state?: GuildState; json?: string }>();
   let slice = 0;
   for (const { report } of reports) {
     if (report.type !== 'guild_create') continue;
     const guild = report.guild as GuildState;
     const copy = new GuildStateCopy(guild);
-    const state = copy.state();
-    const json = JSON.stringify(state);
-    prepared.set(report, { copy, state, json });
-    slice += json.length;
-    if (slice >= PREPARE_SLICE_BYTES) {
+    if (stored.get(report.guild_id) === copy.hash()) prepared.set(report, { copy });
+    else {
+      const state = copy.state();
+      prepared.set(report, { copy, state, json: JSON.stringify(state) });
+    }
+    slice += guild.roles.length + guild.channels.length + guild.threads.length;
+    if (slice >= PREPARE_SLICE_PARTS) {
       slice = 0;
       await setImmediate();
     }

@@ -1,5 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import Ajv, { type ValidateFunction } from 'ajv';
+import { setImmediate } from 'node:timers/promises';
 import { isISO8601 } from 'class-validator';
 import type { FastifyRequest } from 'fastify';
 import {
@@ -128,15 +129,16 @@ const report: Schema = {
   })),
 };
 
-export const GUILD_STATE_BATCH_SCHEMA: Schema = object({
+/** The batch without its reports' contents: those are checked one by one. */
+const envelope = object({
   stream: object({
     id: { type: 'string', minLength: 1, maxLength: 64, pattern: STREAM_ID.source },
     started_at: timestamp,
   }),
-  reports: { type: 'array', maxItems: MAX_STATE_REPORTS, items: report },
+  reports: { type: 'array', maxItems: MAX_STATE_REPORTS, items: { type: 'object' } },
 });
 
-function compile(): ValidateFunction {
+function compile(schema: Schema): ValidateFunction {
   // No `u` flag: the patterns are read as class-validator reads them.
   const ajv = new Ajv({ allErrors: false, strict: true, unicodeRegExp: false });
   // class-validator's own check, so that both read a time alike.
@@ -144,27 +146,49 @@ function compile(): ValidateFunction {
     type: 'string',
     validate: (value: string) => isISO8601(value, { strict: true, strictSeparator: true }),
   });
-  return ajv.compile(GUILD_STATE_BATCH_SCHEMA);
+  return ajv.compile(schema);
 }
 
-const accepts = compile();
+const acceptsEnvelope = compile(envelope);
+const acceptsReport = compile(report);
 const pipe = new AppValidationPipe();
+/** Reports checked between two turns of the event loop (a whole guild counts as 16). */
+const VALIDATE_SLICE = 256;
+const WHOLE_WEIGHT = 16;
 
 /** Whether the compiled schema accepts the body as it is (what needs no further look). */
 export function wireAccepts(body: unknown): boolean {
-  return accepts(body);
+  return (
+    acceptsEnvelope(body) &&
+    (body as { reports: unknown[] }).reports.every((item) => acceptsReport(item))
+  );
 }
 
 /**
  * A batch of the guild-state feed, validated: the body as parsed when the compiled schema accepts
- * it; otherwise what the global validation pipe makes of it (a 400 naming each problem).
+ * it, checked a slice of reports at a time so that other requests are answered in between;
+ * otherwise what the global validation pipe makes of it (a 400 naming each problem).
  */
 export async function guildStateBatch(body: unknown): Promise<GuildStateBatchDto> {
-  if (accepts(body)) return body as GuildStateBatchDto;
+  if (await acceptedInSlices(body)) return body as GuildStateBatchDto;
   return (await pipe.transform(body, {
     type: 'body',
     metatype: GuildStateBatchDto,
   })) as GuildStateBatchDto;
+}
+
+async function acceptedInSlices(body: unknown): Promise<boolean> {
+  if (!acceptsEnvelope(body)) return false;
+  let weight = 0;
+  for (const item of (body as { reports: { type?: unknown }[] }).reports) {
+    if (!acceptsReport(item)) return false;
+    weight += item.type === 'guild_create' ? WHOLE_WEIGHT : 1;
+    if (weight >= VALIDATE_SLICE) {
+      weight = 0;
+      await setImmediate();
+    }
+  }
+  return true;
 }
 
 /** The route's body, validated by {@link guildStateBatch} (documented by `@ApiBody`). */

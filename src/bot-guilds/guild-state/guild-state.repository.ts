@@ -329,6 +329,16 @@ export class GuildStateRepository {
     return rows.map(metaOf);
   }
 
+  /** The stored hash of each of these guilds that has a row. */
+  async storedHashes(guildIds: readonly string[]): Promise<Map<string, string>> {
+    if (guildIds.length === 0) return new Map();
+    const rows = await this.dataSource.query<{ guild_id: string; hash: string }[]>(
+      `SELECT guild_id, hash FROM bot_guild_states WHERE guild_id = ANY($1::varchar[])`,
+      [guildIds],
+    );
+    return new Map(rows.map((row) => [row.guild_id, row.hash]));
+  }
+
   /** One guild's state and its row's facts; undefined when there is no row. */
   async load(guildId: string): Promise<{ meta: GuildStateMeta; state: GuildState } | undefined> {
     const [row] = await this.dataSource.query<(MetaRow & { state: GuildState })[]>(
