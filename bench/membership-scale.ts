@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
@@ -43,6 +44,8 @@ const USAGE = `npm run bench:membership-scale -- [options]
   --help              this text`;
 
 const PART = 4_000;
+/** The services' log, kept after the run: what a refused part was refused for. */
+const LOG_FILE = join(tmpdir(), 'bms-membership-scale.log');
 const REDIRECT = DEFAULT_REDIRECT_URI;
 
 interface Options {
@@ -61,6 +64,8 @@ interface SnapshotRun {
   ms: number;
   /** Each shard's parts, first sent to last answered. */
   shardMs: number[];
+  /** Parts the service refused (sent again), with the start of its answer. */
+  refusals: string[];
 }
 
 async function main(): Promise<void> {
@@ -83,7 +88,7 @@ async function main(): Promise<void> {
       DATABASE_URL: database.url,
       TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     };
-    const first = await startServiceProcess(env);
+    const first = await startServiceProcess(env, LOG_FILE);
     services.push(first);
     const token = await apiToken(first.baseUrl, emulator);
     const shards = guildIdsByShard(options);
@@ -97,7 +102,7 @@ async function main(): Promise<void> {
     console.log(`again ${again.ms} ms`);
 
     const bootStarted = performance.now();
-    const second = await startServiceProcess(env);
+    const second = await startServiceProcess(env, LOG_FILE);
     services.push(second);
     const healthyMs = performance.now() - bootStarted;
     await heldEverywhere(second.baseUrl, token, options.guilds);
@@ -149,18 +154,30 @@ async function fullSnapshot(
   const started = performance.now();
   const snapshotAt = new Date().toISOString();
   const shardMs: number[] = [];
+  const refusals: string[] = [];
   let next = 0;
   const sender = async (): Promise<void> => {
     for (let shard = next++; shard < shards.length; shard = next++) {
       const ids = shards[shard];
       const shardStarted = performance.now();
       for (let from = 0; from < ids.length; from += PART) {
-        await call(baseUrl, 'PUT', `/internal/shards/${shard}/guilds`, token, {
+        const part = {
           shard_count: shards.length,
           snapshot_at: snapshotAt,
           total: ids.length,
           guild_ids: ids.slice(from, from + PART),
-        });
+        };
+        // A refused part is sent again, as the bot's reporter does; each refusal is counted.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await call(baseUrl, 'PUT', `/internal/shards/${shard}/guilds`, token, part);
+            break;
+          } catch (error) {
+            refusals.push((error as Error).message.slice(0, 120));
+            if (attempt >= 5) throw error;
+            await sleep(1_000);
+          }
+        }
       }
       shardMs.push(performance.now() - shardStarted);
       if (shardMs.length % 50 === 0) console.log(`  ${shardMs.length} shards in`);
@@ -168,7 +185,7 @@ async function fullSnapshot(
   };
   await Promise.all(Array.from({ length: concurrency }, sender));
   await heldEverywhere(baseUrl, token, shards.flat().length);
-  return { ms: performance.now() - started, shardMs };
+  return { ms: performance.now() - started, shardMs, refusals };
 }
 
 /** Waits until the instance holds `guilds` present guilds in memory, and its feed is live. */
@@ -316,6 +333,7 @@ function report(
     '| --- | --- |',
     `| full snapshot, cold: first part to every guild held | ${s(run.cold.ms)} (${rate(run.cold.ms)}); a shard p50 / p99 ${shardP(run.cold, 0.5)} / ${shardP(run.cold, 0.99)} |`,
     `| full snapshot again (every shard reconnected) | ${s(run.again.ms)} (${rate(run.again.ms)}); a shard p50 / p99 ${shardP(run.again, 0.5)} / ${shardP(run.again, 0.99)} |`,
+    `| parts refused and sent again: cold; again | ${run.cold.refusals.length}; ${run.again.refusals.length}${run.again.refusals[0] ? ` (${run.again.refusals[0]})` : ''} |`,
     `| the instance idle: RSS; heap after a full collection | ${Math.round(run.idle.rssMb)} MiB; ${run.idle.heapMb.toFixed(1)} MiB |`,
     `| holding every guild | ${Math.round(run.held.rssMb)} MiB; ${run.held.heapMb.toFixed(1)} MiB |`,
     `| … growth per guild | RSS ${perGuild(run.held.rssMb - run.idle.rssMb)}; heap ${perGuild(run.held.heapMb - run.idle.heapMb)} |`,

@@ -263,14 +263,26 @@ export class FeedTransaction {
 /** The membership feed's tables (docs/bot-membership.md), behind methods named for their intent. */
 @Injectable()
 export class BotGuildsRepository {
+  /** This instance's feed writes, one after another (the last one queued). */
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Runs `work` in one transaction, after every other feed write has committed. */
+  /**
+   * Runs `work` in one transaction, after every other feed write has committed. An instance's
+   * writes wait their turn here, without a connection: waiting on the feeds' lock in the database
+   * held one each, and a burst of snapshot parts (a large bot's shards reconnecting) took the
+   * whole pool from every other request (docs/bot-membership.md, "A very large bot").
+   */
   inFeedTransaction<T>(work: (tx: FeedTransaction) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1::bigint)', [FEED_LOCK_KEY]);
-      return work(new FeedTransaction(manager));
-    });
+    const run = this.queue.then(() =>
+      this.dataSource.transaction(async (manager) => {
+        await manager.query('SELECT pg_advisory_xact_lock($1::bigint)', [FEED_LOCK_KEY]);
+        return work(new FeedTransaction(manager));
+      }),
+    );
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Guild rows written after `version`, oldest first, at most `limit`. */

@@ -802,3 +802,41 @@ describe("a guild's state, capped as a guild_create is", () => {
     }
   });
 });
+
+describe("a burst of the feeds' writes (a large bot's shards reconnecting)", () => {
+  const platform = useEmulator();
+
+  it('waits its turn without a database connection: one transaction at a time per instance', async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    try {
+      const { bot } = await signInAsRoot(app, platform());
+      const dataSource = app.app.get(DataSource);
+      const transaction = dataSource.transaction.bind(dataSource);
+      let open = 0;
+      let most = 0;
+      // A transaction asked for holds, or waits for, a connection of the pool until it ends.
+      const counted = jest.spyOn(dataSource, 'transaction').mockImplementation(((
+        work: (manager: unknown) => Promise<unknown>,
+      ) => {
+        most = Math.max(most, ++open);
+        return transaction(work as never).finally(() => (open -= 1));
+      }) as never);
+      const snapshotAt = new Date().toISOString();
+      const parts = Array.from({ length: 12 }, (_, shard) =>
+        app
+          .http()
+          .put(`/internal/shards/${shard}/guilds`)
+          .set('Authorization', `Bearer ${bot}`)
+          .send({ shard_count: 12, snapshot_at: snapshotAt, total: 0, guild_ids: [] }),
+      );
+      const answers = await Promise.all(parts);
+      counted.mockRestore();
+      expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+      expect(most).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+});
