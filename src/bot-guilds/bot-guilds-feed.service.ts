@@ -27,6 +27,9 @@ import type {
  */
 export const SHARD_EXPIRY_MS = 3_600_000;
 
+/** The bot's own reports: refused at once (429) past the instance's queue of feed writes. */
+const BOT_REPORT = { fromBot: true };
+
 /**
  * The bot's reports of where it is (docs/bot-membership.md): snapshots per shard and joins and
  * leaves, applied in the order the bot saw them, whatever order they arrive in.
@@ -120,7 +123,7 @@ export class BotGuildsFeedService {
         complete ? { at, shardCount: body.shard_count } : undefined,
       );
       return { count, replacedSnapshotAt };
-    });
+    }, BOT_REPORT);
     await this.membership.changed();
     if (received.replacedSnapshotAt) {
       // Every new gateway session replaces its shard's snapshot; two processes reporting one shard
@@ -178,7 +181,7 @@ export class BotGuildsFeedService {
       const ids = await tx.applyReports(shardId, [...newest.values()]);
       await tx.shardReported(shardId, this.clock.now());
       return ids.length;
-    });
+    }, BOT_REPORT);
     await this.membership.changed();
     this.metrics.membershipFeedEvents(applied, body.events.length - applied);
     return { applied, ignored: body.events.length - applied };

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
 
 /** A guild's newest state in one batch of reports. */
 export interface GuildReport {
@@ -35,6 +37,10 @@ export interface ShardState {
   previousSnapshotAt: Date | null;
   version: number;
 }
+
+/** The bot's reports an instance queues at most (docs/bot-membership.md, "A very large bot"). */
+export const FEED_QUEUE_BOUND = 64;
+const FEED_QUEUE_RETRY_S = 1;
 
 /** Every write takes its version from this sequence (created by the migration). */
 const NEXT_VERSION = `nextval('bot_membership_version')`;
@@ -265,6 +271,8 @@ export class FeedTransaction {
 export class BotGuildsRepository {
   /** This instance's feed writes, one after another (the last one queued). */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Writes queued or under way on this instance. */
+  private queued = 0;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
@@ -272,16 +280,30 @@ export class BotGuildsRepository {
    * Runs `work` in one transaction, after every other feed write has committed. An instance's
    * writes wait their turn here, without a connection: waiting on the feeds' lock in the database
    * held one each, and a burst of snapshot parts (a large bot's shards reconnecting) took the
-   * whole pool from every other request (docs/bot-membership.md, "A very large bot").
+   * whole pool from every other request (docs/bot-membership.md, "A very large bot"). A report of
+   * the bot (`fromBot`) finding FEED_QUEUE_BOUND writes ahead is refused at once, 429 with
+   * `Retry-After`: its reporter sends it again.
    */
-  inFeedTransaction<T>(work: (tx: FeedTransaction) => Promise<T>): Promise<T> {
+  inFeedTransaction<T>(
+    work: (tx: FeedTransaction) => Promise<T>,
+    { fromBot = false }: { fromBot?: boolean } = {},
+  ): Promise<T> {
+    if (fromBot && this.queued >= FEED_QUEUE_BOUND) {
+      const refusal = new AppException(
+        ErrorCode.RateLimited,
+        `This instance is writing ${this.queued} of the bot's reports already; retry in ${FEED_QUEUE_RETRY_S} second`,
+      );
+      refusal.headers = { 'Retry-After': FEED_QUEUE_RETRY_S };
+      return Promise.reject(refusal);
+    }
+    this.queued += 1;
     const run = this.queue.then(() =>
       this.dataSource.transaction(async (manager) => {
         await manager.query('SELECT pg_advisory_xact_lock($1::bigint)', [FEED_LOCK_KEY]);
         return work(new FeedTransaction(manager));
       }),
     );
-    this.queue = run.catch(() => undefined);
+    this.queue = run.catch(() => undefined).finally(() => (this.queued -= 1));
     return run;
   }
 

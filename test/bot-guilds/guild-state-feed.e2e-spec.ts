@@ -14,6 +14,7 @@ import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BotGuildsRepository, FEED_QUEUE_BOUND } from 'src/bot-guilds/bot-guilds.repository';
 import { HELD_BYTES_AT_ONCE } from 'src/bot-guilds/guild-state/guild-state-feed.service';
 import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
 import { eventually } from 'test/support/eventually';
@@ -805,38 +806,80 @@ describe("a guild's state, capped as a guild_create is", () => {
 
 describe("a burst of the feeds' writes (a large bot's shards reconnecting)", () => {
   const platform = useEmulator();
-
-  it('waits its turn without a database connection: one transaction at a time per instance', async () => {
-    const app = await createTestApp({
+  let app: TestApp;
+  let bot: string;
+  beforeAll(async () => {
+    app = await createTestApp({
       env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
     });
-    try {
-      const { bot } = await signInAsRoot(app, platform());
-      const dataSource = app.app.get(DataSource);
-      const transaction = dataSource.transaction.bind(dataSource);
-      let open = 0;
-      let most = 0;
-      // A transaction asked for holds, or waits for, a connection of the pool until it ends.
-      const counted = jest.spyOn(dataSource, 'transaction').mockImplementation(((
-        work: (manager: unknown) => Promise<unknown>,
-      ) => {
-        most = Math.max(most, ++open);
-        return transaction(work as never).finally(() => (open -= 1));
-      }) as never);
-      const snapshotAt = new Date().toISOString();
-      const parts = Array.from({ length: 12 }, (_, shard) =>
-        app
-          .http()
-          .put(`/internal/shards/${shard}/guilds`)
-          .set('Authorization', `Bearer ${bot}`)
-          .send({ shard_count: 12, snapshot_at: snapshotAt, total: 0, guild_ids: [] }),
-      );
-      const answers = await Promise.all(parts);
-      counted.mockRestore();
-      expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
-      expect(most).toBe(1);
-    } finally {
-      await app.close();
-    }
+    bot = (await signInAsRoot(app, platform())).bot;
+  });
+  afterAll(() => app.close());
+
+  it('waits its turn without a database connection: one transaction at a time per instance', async () => {
+    const dataSource = app.app.get(DataSource);
+    const transaction = dataSource.transaction.bind(dataSource);
+    let open = 0;
+    let most = 0;
+    // A transaction asked for holds, or waits for, a connection of the pool until it ends.
+    const counted = jest.spyOn(dataSource, 'transaction').mockImplementation(((
+      work: (manager: unknown) => Promise<unknown>,
+    ) => {
+      most = Math.max(most, ++open);
+      return transaction(work as never).finally(() => (open -= 1));
+    }) as never);
+    const snapshotAt = new Date().toISOString();
+    const parts = Array.from({ length: 12 }, (_, shard) =>
+      app
+        .http()
+        .put(`/internal/shards/${shard}/guilds`)
+        .set('Authorization', `Bearer ${bot}`)
+        .send({ shard_count: 12, snapshot_at: snapshotAt, total: 0, guild_ids: [] }),
+    );
+    const answers = await Promise.all(parts);
+    counted.mockRestore();
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+    expect(most).toBe(1);
+  });
+
+  it("refuses the bot's reports past the instance's queue at once, 429 with Retry-After", async () => {
+    const dataSource = app.app.get(DataSource);
+    const repository = app.app.get<BotGuildsRepository, { queued: number }>(BotGuildsRepository);
+    const transaction = dataSource.transaction.bind(dataSource);
+    // The first write holds its turn until released: the others queue behind it.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let first = true;
+    const spy = jest.spyOn(dataSource, 'transaction').mockImplementation(((
+      work: (manager: unknown) => Promise<unknown>,
+    ) => {
+      if (!first) return transaction(work as never);
+      first = false;
+      return held.then(() => transaction(work as never));
+    }) as never);
+    const snapshotAt = new Date().toISOString();
+    const part = (
+      shard: number,
+    ): Promise<{ status: number; headers: Record<string, string>; body: { code?: string } }> =>
+      app
+        .http()
+        .put(`/internal/shards/${shard}/guilds`)
+        .set('Authorization', `Bearer ${bot}`)
+        .send({ shard_count: 100, snapshot_at: snapshotAt, total: 0, guild_ids: [] })
+        .then((res) => res);
+    const queued = Array.from({ length: FEED_QUEUE_BOUND }, (_, shard) => part(shard));
+    await eventually(
+      () => Promise.resolve(repository.queued),
+      (count) => count === FEED_QUEUE_BOUND,
+    );
+    const refused = await part(FEED_QUEUE_BOUND);
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('RateLimited');
+    expect(refused.headers['retry-after']).toBe('1');
+    release();
+    const answers = await Promise.all(queued);
+    spy.mockRestore();
+    expect(answers.map((answer) => answer.status)).toEqual(Array(FEED_QUEUE_BOUND).fill(200));
+    expect((await part(FEED_QUEUE_BOUND)).status).toBe(200);
   });
 });

@@ -119,38 +119,41 @@ export class GuildStateFeedService {
     const prepared = await prepareWhole(reports, stored);
     let drifts = { detected: 0, healed: 0 };
     let takeover: ReplacedStream | undefined;
-    const receipt = await this.repository.inFeedTransaction(async (tx) => {
-      const current = await tx.states.shardStream(shardId);
-      const stream = this.streamFor(shardId, current, body.stream.id, startedAt);
-      takeover = stream.replaced;
-      let duplicates = 0;
-      let gap: GuildStateReceiptDto['gap'] = null;
-      const accepted: { report: GuildStateReportDto; at: Date }[] = [];
-      for (const entry of reports) {
-        const expected = stream.seq + accepted.length + 1;
-        if (entry.report.seq < expected) duplicates += 1;
-        else if (entry.report.seq === expected) accepted.push(entry);
-        else {
-          gap = { expected_seq: expected, received_seq: entry.report.seq };
-          break;
+    const receipt = await this.repository.inFeedTransaction(
+      async (tx) => {
+        const current = await tx.states.shardStream(shardId);
+        const stream = this.streamFor(shardId, current, body.stream.id, startedAt);
+        takeover = stream.replaced;
+        let duplicates = 0;
+        let gap: GuildStateReceiptDto['gap'] = null;
+        const accepted: { report: GuildStateReportDto; at: Date }[] = [];
+        for (const entry of reports) {
+          const expected = stream.seq + accepted.length + 1;
+          if (entry.report.seq < expected) duplicates += 1;
+          else if (entry.report.seq === expected) accepted.push(entry);
+          else {
+            gap = { expected_seq: expected, received_seq: entry.report.seq };
+            break;
+          }
         }
-      }
-      const { applied, resync, drift } = await this.apply(
-        tx,
-        { shardId, streamId: stream.streamId, prepared },
-        accepted,
-      );
-      drifts = drift;
-      const seq = stream.seq + accepted.length;
-      await tx.states.saveShardStream(
-        shardId,
-        // A gap stays open until the reports after it arrive in order.
-        { ...stream, seq, gap: gap !== null || (stream.gap && accepted.length === 0) },
-        this.clock.now(),
-        stream.replaced,
-      );
-      return { applied, duplicates, next_seq: seq + 1, gap, resync };
-    });
+        const { applied, resync, drift } = await this.apply(
+          tx,
+          { shardId, streamId: stream.streamId, prepared },
+          accepted,
+        );
+        drifts = drift;
+        const seq = stream.seq + accepted.length;
+        await tx.states.saveShardStream(
+          shardId,
+          // A gap stays open until the reports after it arrive in order.
+          { ...stream, seq, gap: gap !== null || (stream.gap && accepted.length === 0) },
+          this.clock.now(),
+          stream.replaced,
+        );
+        return { applied, duplicates, next_seq: seq + 1, gap, resync };
+      },
+      { fromBot: true },
+    );
     await this.membership.changed();
     if (takeover) this.tookOver(shardId, body.stream.id, startedAt, takeover, now);
     // Counted once stored: a batch that rolled back changed nothing.
