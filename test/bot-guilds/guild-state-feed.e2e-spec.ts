@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BotGuildsRepository, FEED_QUEUE_BOUND } from 'src/bot-guilds/bot-guilds.repository';
-import { HELD_BYTES_AT_ONCE } from 'src/bot-guilds/guild-state/guild-state-feed.service';
+import { HELD_BYTES_AT_ONCE } from 'src/bot-guilds/guild-state/guild-state-fold';
 import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
 import { eventually } from 'test/support/eventually';
 import { guildCreate, structureCalls, TestStream, type Unnumbered } from 'test/support/guild-state';

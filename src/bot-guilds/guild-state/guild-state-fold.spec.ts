@@ -4,7 +4,7 @@ import {
   GUILDS_AT_ONCE,
   heldGroups,
   HELD_BYTES_AT_ONCE,
-} from 'src/bot-guilds/guild-state/guild-state-feed.service';
+} from 'src/bot-guilds/guild-state/guild-state-fold';
 import { notAhead } from 'src/bot-guilds/report-time';
 
 const MiB = 1_048_576;
