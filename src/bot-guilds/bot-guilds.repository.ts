@@ -141,14 +141,19 @@ export class FeedTransaction {
     orderAt: Date,
     shardCount: number,
   ): Promise<void> {
-    await this.manager.query(
-      `UPDATE bot_guilds SET present = false, changed_at = $4, version = ${NEXT_VERSION}
-       WHERE present AND changed_at < $4 AND (snapshot_at IS NULL OR snapshot_at < $2)
-         AND mod(floor(guild_id::numeric / 4194304), $3) = $1
-         AND NOT EXISTS (${NEWER_SNAPSHOT})`,
+    // A CTE, so that the driver answers rows (it answers [rows, count] for a bare UPDATE).
+    const left = await this.manager.query<{ guild_id: string }[]>(
+      `WITH left_guilds AS (
+         UPDATE bot_guilds SET present = false, changed_at = $4, version = ${NEXT_VERSION}
+         WHERE present AND changed_at < $4 AND (snapshot_at IS NULL OR snapshot_at < $2)
+           AND mod(floor(guild_id::numeric / 4194304), $3) = $1
+           AND NOT EXISTS (${NEWER_SNAPSHOT})
+         RETURNING guild_id
+       ) SELECT guild_id FROM left_guilds`,
       [shardId, snapshotAt, shardCount, orderAt],
     );
-    await this.states.dropNotPresent();
+    // Only a present guild has a state: those just left lose theirs, without reading every state.
+    await this.states.dropNotPresent(left.map((row) => row.guild_id));
   }
 
   /**

@@ -883,3 +883,40 @@ describe("a burst of the feeds' writes (a large bot's shards reconnecting)", () 
     expect((await part(FEED_QUEUE_BOUND)).status).toBe(200);
   });
 });
+
+describe('a guild a snapshot leaves', () => {
+  const platform = useEmulator();
+
+  it('loses its state with its membership, the others keep theirs', async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    try {
+      const feed = await signIn(app, platform());
+      const stream = await feedEverything(feed, platform());
+      const rows = async (): Promise<string[]> =>
+        (
+          await app.app
+            .get(DataSource)
+            .query<{ guild_id: string }[]>(`SELECT guild_id FROM bot_guild_states ORDER BY 1`)
+        ).map((row) => row.guild_id);
+      expect(await rows()).toEqual([...BOT_GUILDS].sort());
+      await app
+        .http()
+        .put('/internal/shards/0/guilds')
+        .set('Authorization', `Bearer ${feed.bot}`)
+        .send({
+          shard_count: 1,
+          snapshot_at: new Date(Date.now() + 1_000).toISOString(),
+          total: 1,
+          guild_ids: [GUILD],
+        })
+        .expect(200);
+      expect(await rows()).toEqual([GUILD]);
+      expect(await status(feed)).toMatchObject({ guilds: 1, live: 1 });
+      await stream.send([]).expect(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
