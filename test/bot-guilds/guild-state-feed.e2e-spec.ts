@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BotGuildsRepository, FEED_QUEUE_BOUND } from 'src/bot-guilds/bot-guilds.repository';
+import { shardOf } from 'src/bot-guilds/report-time';
 import { HELD_BYTES_AT_ONCE } from 'src/bot-guilds/guild-state/guild-state-fold';
 import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
 import { eventually } from 'test/support/eventually';
@@ -886,6 +887,57 @@ describe("a burst of the feeds' writes (a large bot's shards reconnecting)", () 
 
 describe('a guild a snapshot leaves', () => {
   const platform = useEmulator();
+
+  it("finds each guild's shard by the platform's rule, to the last bit of the largest ids", async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    try {
+      const { bot } = await signInAsRoot(app, platform());
+      // (id >> 22) % 3 with the low bits all set: a rounded quotient lands on the next shard.
+      const ids = [
+        '1100000000004194303',
+        '9223372036854775807',
+        '9223372036854775808',
+        '18446744073709551615',
+      ];
+      const snapshot = (shard: number, listed: string[], at: number): Promise<unknown> =>
+        app
+          .http()
+          .put(`/internal/shards/${shard}/guilds`)
+          .set('Authorization', `Bearer ${bot}`)
+          .send({
+            shard_count: 3,
+            snapshot_at: new Date(at).toISOString(),
+            total: listed.length,
+            guild_ids: listed,
+          })
+          .expect(200);
+      const onShard = (shard: number): string[] => ids.filter((id) => shardOf(id, 3) === shard);
+      const start = Date.now() - 60_000;
+      for (const shard of [0, 1, 2]) await snapshot(shard, onShard(shard), start);
+      const held = async (): Promise<number> =>
+        (
+          (
+            await app
+              .http()
+              .get('/internal/bot-guilds')
+              .set('Authorization', `Bearer ${bot}`)
+              .expect(200)
+          ).body as { guilds: number }
+        ).guilds;
+      expect(await held()).toBe(ids.length);
+      // Each shard's empty snapshot leaves its own guilds, and only those.
+      let left = 0;
+      for (const shard of [0, 1, 2]) {
+        await snapshot(shard, [], start + 1_000);
+        left += onShard(shard).length;
+        expect(await held()).toBe(ids.length - left);
+      }
+    } finally {
+      await app.close();
+    }
+  });
 
   it('loses its state with its membership, the others keep theirs', async () => {
     const app = await createTestApp({
