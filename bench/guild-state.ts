@@ -28,6 +28,7 @@ import { BENCH_ADMIN_URL, freshPostgresDatabase, type BenchDatabase } from './da
 import { integer } from './options';
 import { profileMarkdown, profileWhile, summariseProfile } from './profile';
 import { residentMemory } from './resident-memory';
+import { callService } from './service-api';
 import {
   ROOT,
   startServiceProcess,
@@ -305,10 +306,14 @@ interface BackendRun {
   where: string;
   healthyAfterMs: number;
   ingest: IngestFigures;
-  probe: { baseline: ProbeFigures; ingest: ProbeFigures };
+  /** The same guilds sent again on a new stream, unchanged (a bot's restart). */
+  restart: IngestFigures;
+  probe: { baseline: ProbeFigures; ingest: ProbeFigures; restart: ProbeFigures };
   memory: MemoryFigures;
   storage: StorageFigures;
   firstOpens: Map<SizeClass, number[]>;
+  /** The same bytes parsed and the same rows written, in one multi-row statement per batch. */
+  floor: FloorFigures | null;
   /** With --profile: the service's top frames during the ingest, as Markdown. */
   profile: string | null;
 }
@@ -503,6 +508,11 @@ async function runBackend(
     const ingestWindow = probe.window();
     figures.serviceCpuS = cpuSeconds(pid) - cpuBefore;
     figures.wallS = (ingestEnded - ingestStarted) / 1000;
+    // A restart: a new stream (a new reporter) sends every guild's whole state again, unchanged.
+    console.log('a restart: the same guilds again on a new stream…');
+    const restart = await ingest(running.baseUrl, apiToken, 0, shard);
+    const restartWindow = probe.window();
+    if (restart.errors.length > 0) throw new Error(restart.errors.join('\n'));
     const samples = await probe.stop();
     if (figures.errors.length > 0) throw new Error(figures.errors.join('\n'));
     await api.expectLive(apiToken, world.probeGuilds.length + world.ingestGuilds.length, 0);
@@ -513,6 +523,9 @@ async function runBackend(
       await sleep(Math.max(0, STATS_FLUSH_MS - (performance.now() - ingestEnded)));
       figures.dbActiveS = ((await postgres.read()).activeMs - dbBefore.activeMs) / 1000;
     }
+    // The floor in the same run, while the service is idle (PostgreSQL: the bench's own client).
+    // Twice, the faster kept: a floor is the least the work can cost on this machine now.
+    const floor = database ? await fasterFloor(database, figures.bodies) : null;
     console.log('ingested; opening fed guilds to fill the LRU…');
 
     // Fed guilds opened once each: their states are read from the database into the LRU.
@@ -545,9 +558,11 @@ async function runBackend(
         : 'the embedded database (PGlite, in the service process) in a temporary `DATA_DIR`',
       healthyAfterMs: service.healthyAfterMs,
       ingest: figures,
+      restart,
       probe: {
         baseline: probeFigures(samples, baselineWindow),
         ingest: probeFigures(samples, ingestWindow),
+        restart: probeFigures(samples, restartWindow),
       },
       memory: {
         before,
@@ -559,6 +574,7 @@ async function runBackend(
       },
       storage,
       firstOpens,
+      floor,
       profile,
     };
   } catch (error) {
@@ -598,24 +614,12 @@ async function login(
 class Api {
   constructor(private readonly baseUrl: string) {}
 
-  async call(
+  call(
     method: string,
     path: string,
-    { token, body }: { token?: string; body?: object } = {},
+    options: { token?: string; body?: object } = {},
   ): Promise<unknown> {
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: {
-        ...(body ? { 'Content-Type': 'application/json' } : {}),
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await response.text();
-    if (response.status !== 200 && response.status !== 201) {
-      throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-    }
-    return JSON.parse(text) as unknown;
+    return callService(this.baseUrl, method, path, options);
   }
 
   async apiToken(loginToken: string): Promise<string> {
@@ -676,6 +680,8 @@ interface IngestFigures {
   /** From the first batch sent to the last answer. */
   sendMs: number;
   batches: BatchFigure[];
+  /** The bodies sent, as sent: what the floor parses and writes again. */
+  bodies: string[];
   errors: string[];
   /** Filled by the caller: the service's CPU over the ingest, and the database's. */
   serviceCpuS: number;
@@ -692,6 +698,7 @@ async function ingest(
   guilds: GuildState[],
 ): Promise<IngestFigures> {
   const batches: BatchFigure[] = [];
+  const bodies: string[] = [];
   const errors: string[] = [];
   let firstSend = 0;
   const timed: FetchLike = async (url, init) => {
@@ -700,6 +707,7 @@ async function ingest(
     const response = await fetch(url, init);
     const text = await response.text();
     const body = typeof init.body === 'string' ? init.body : '';
+    bodies.push(body);
     batches.push({
       ms: performance.now() - started,
       bytes: Buffer.byteLength(body),
@@ -726,6 +734,7 @@ async function ingest(
     prepareMs: prepared - started,
     sendMs: done - (firstSend || prepared),
     batches,
+    bodies,
     errors,
     serviceCpuS: 0,
     wallS: 0,
@@ -753,6 +762,65 @@ const CLOCK_TICKS = (() => {
     return 100;
   }
 })();
+
+interface FloorFigures {
+  /** Parsing every batch body and each guild's state JSON, as a service must at the least. */
+  parseMs: number;
+  /** One multi-row statement per batch writing the same rows. */
+  writeMs: number;
+}
+
+async function fasterFloor(database: BenchDatabase, bodies: string[]): Promise<FloorFigures> {
+  const [a, b] = [await measureFloor(database, bodies), await measureFloor(database, bodies)];
+  return a.parseMs + a.writeMs <= b.parseMs + b.writeMs ? a : b;
+}
+
+/**
+ * The floor of an ingest, measured in the same run: the same bytes parsed (each batch body, then
+ * each guild's state serialised again for its row) and the same rows written, one multi-row
+ * statement per batch (the service's own: a JSON document of the rows), into a table like
+ * `bot_guild_states`, on one connection with nothing else to do: no HTTP, no validation, no
+ * hashing, no ordering rules.
+ */
+async function measureFloor(database: BenchDatabase, bodies: string[]): Promise<FloorFigures> {
+  const client = new Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE floor_states (LIKE bot_guild_states INCLUDING ALL)');
+    let parseMs = 0;
+    let writeMs = 0;
+    for (const body of bodies) {
+      const started = performance.now();
+      const batch = JSON.parse(body) as {
+        reports: { guild_id: string; guild?: GuildState; hash?: string }[];
+      };
+      const reports = batch.reports.filter((report) => report.guild !== undefined);
+      // The rows as one JSON document, each state serialised once: the service's own statement.
+      const rows = reports.map((report) => {
+        const state = JSON.stringify(report.guild);
+        return `{"guild_id":${JSON.stringify(report.guild_id)},"state":${state},"hash":${JSON.stringify(report.hash ?? '')},"bytes":${state.length}}`;
+      });
+      const document = `[${rows.join(',')}]`;
+      const parsed = performance.now();
+      await client.query(
+        `INSERT INTO floor_states (guild_id, shard_id, stream_id, state, deleted_ids, hash, drifted,
+           unavailable, reported_at, bytes, version)
+         SELECT r.guild_id, 0, 'floor', r.state, '[]'::jsonb, r.hash, false, false, now(), r.bytes,
+           0
+         FROM json_to_recordset($1::json) AS r(guild_id varchar, state jsonb, hash varchar,
+           bytes int)
+         ON CONFLICT (guild_id) DO UPDATE SET state = EXCLUDED.state`,
+        [document],
+      );
+      parseMs += parsed - started;
+      writeMs += performance.now() - parsed;
+    }
+    return { parseMs, writeMs };
+  } finally {
+    await client.query('DROP TABLE IF EXISTS floor_states');
+    await client.end();
+  }
+}
 
 /**
  * The bench database's time as PostgreSQL counts it (`pg_stat_database.active_time`: statements
@@ -1096,6 +1164,8 @@ async function measureStorage(
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
+    // The restart's ingest rewrote every row's facts: what a guild takes is measured compacted.
+    await client.query('VACUUM FULL bot_guild_states');
     const sizes = await client.query<{
       total: string;
       heap: string;
@@ -1237,6 +1307,40 @@ function report(
       return `${ms(quantile(times, 0.5))} / ${ms(quantile(times, 0.99))} / ${ms(Math.max(...times))} ms`;
     }),
     row(
+      'floor, same run: the same bytes parsed; the same rows written (one statement a batch)',
+      runs,
+      (r) =>
+        r.floor === null
+          ? 'PostgreSQL only'
+          : `${((r.floor.parseMs + r.floor.writeMs) / 1000).toFixed(2)} s (parse ${ms(r.floor.parseMs)} ms, write ${ms(r.floor.writeMs)} ms)`,
+    ),
+    row('sending ÷ floor', runs, (r) =>
+      r.floor === null
+        ? '–'
+        : `${(r.ingest.sendMs / (r.floor.parseMs + r.floor.writeMs)).toFixed(1)}×`,
+    ),
+    row(
+      'a restart: the same guilds on a new stream, unchanged: sending',
+      runs,
+      (r) =>
+        `${(r.restart.sendMs / 1000).toFixed(2)} s (${Math.round(r.restart.guilds / (r.restart.sendMs / 1000))} guilds/s)`,
+    ),
+    row('… its batch latency p50 / p99 ms', runs, (r) => {
+      const times = r.restart.batches.map((b) => b.ms);
+      return `${ms(quantile(times, 0.5))} / ${ms(quantile(times, 0.99))}`;
+    }),
+    row('… ÷ floor', runs, (r) =>
+      r.floor === null
+        ? '–'
+        : `${(r.restart.sendMs / (r.floor.parseMs + r.floor.writeMs)).toFixed(1)}×`,
+    ),
+    row('dashboard loop during the restart', runs, (r) => probeCell(r.probe.restart)),
+    row(
+      '… p99 during ÷ alone',
+      runs,
+      (r) => `${(r.probe.restart.p99 / r.probe.baseline.p99).toFixed(1)}×`,
+    ),
+    row(
       'per guild (sending ÷ guilds)',
       runs,
       (r) => `${(r.ingest.sendMs / r.ingest.guilds).toFixed(2)} ms`,
@@ -1280,7 +1384,7 @@ function report(
     '',
     '## Storage per guild',
     '',
-    '`bot_guild_states` after the ingest (every guild of both shards; a fresh table, no dead rows). "Stored" is `pg_column_size` of the state and the deleted ids (jsonb, compressed and moved out of line past about 2 KB); each row\'s share of the rest (row headers, the other columns, the primary key and the version index, page space) is the table\'s total less the stored values, divided by the rows.',
+    "`bot_guild_states` after the ingest and the restart's (every guild of both shards), compacted first (`VACUUM FULL`: the restart rewrote every row's facts). \"Stored\" is `pg_column_size` of the state and the deleted ids (jsonb, compressed and moved out of line past about 2 KB); each row's share of the rest (row headers, the other columns, the primary key and the version index, page space) is the table's total less the stored values, divided by the rows.",
     '',
   ];
   for (const run of runs) {

@@ -40,6 +40,30 @@ export class BotGuildShardEntity {
   @Column({ name: 'stream_gap', type: 'boolean', default: false })
   streamGap!: boolean;
 
+  /** When the current stream last reported (the service's clock). */
+  @Column({ name: 'stream_reported_at', type: 'timestamptz', nullable: true })
+  streamReportedAt!: Date | null;
+
+  /**
+   * The stream the current one replaced (a restart, or another process taking the shard over):
+   * its guilds' states keep serving until each is replaced, within GUILD_STATE_MAX_AGE of
+   * `previousStreamReportedAt` (docs/guild-state.md, "A restart").
+   */
+  @Column({ name: 'previous_stream_id', type: 'varchar', length: 64, nullable: true })
+  previousStreamId!: string | null;
+
+  /** When the replaced stream last reported (the service's clock); null when it had a gap. */
+  @Column({ name: 'previous_stream_reported_at', type: 'timestamptz', nullable: true })
+  previousStreamReportedAt!: Date | null;
+
+  /** When the current stream replaced the previous one (the service's clock). */
+  @Column({ name: 'stream_replaced_at', type: 'timestamptz', nullable: true })
+  streamReplacedAt!: Date | null;
+
+  /** The complete snapshot the newest one replaced (docs/bot-membership.md, "Takeovers"). */
+  @Column({ name: 'previous_snapshot_at', type: 'timestamptz', nullable: true })
+  previousSnapshotAt!: Date | null;
+
   @Column({ type: 'bigint', transformer: safeInteger })
   version!: number;
 }

@@ -3,7 +3,13 @@ import { Interval } from '@nestjs/schedule';
 import { Clock } from 'src/common/time/clock';
 import { Metrics } from 'src/common/metrics/metrics';
 import { AppConfig } from 'src/config/app-config';
-import { invalidReport, MAX_REPORT_AGE_MS, reportTime, shardOf } from 'src/bot-guilds/report-time';
+import {
+  invalidReport,
+  MAX_REPORT_AGE_MS,
+  notAhead,
+  reportTime,
+  shardOf,
+} from 'src/bot-guilds/report-time';
 import { BotGuildsRepository, type GuildReport } from 'src/bot-guilds/bot-guilds.repository';
 import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import type {
@@ -20,6 +26,9 @@ import type {
  * hour) is affected.
  */
 export const SHARD_EXPIRY_MS = 3_600_000;
+
+/** The bot's own reports: refused at once (429) past the instance's queue of feed writes. */
+const BOT_REPORT = { fromBot: true };
 
 /**
  * The bot's reports of where it is (docs/bot-membership.md): snapshots per shard and joins and
@@ -105,23 +114,36 @@ export class BotGuildsFeedService {
       }
       const complete = count === body.total;
       if (complete) {
-        const orderAt = new Date(Math.min(at.getTime(), this.clock.nowMs()));
+        const orderAt = notAhead(at, this.clock.nowMs());
         await tx.completeSnapshot(shardId, at, orderAt, body.shard_count);
       }
-      await tx.shardReported(
+      const { replacedSnapshotAt } = await tx.shardReported(
         shardId,
         this.clock.now(),
         complete ? { at, shardCount: body.shard_count } : undefined,
       );
-      return count;
-    });
+      return { count, replacedSnapshotAt };
+    }, BOT_REPORT);
     await this.membership.changed();
+    if (received.replacedSnapshotAt) {
+      // Every new gateway session replaces its shard's snapshot; two processes reporting one shard
+      // replace each other's (docs/bot-membership.md, "Takeovers").
+      this.logger.warn(
+        {
+          shard_id: shardId,
+          snapshot_at: at.toISOString(),
+          replaced_snapshot_at: received.replacedSnapshotAt.toISOString(),
+          guild_state_stream_id: this.membership.shard(shardId)?.streamId ?? null,
+        },
+        `Membership feed: shard ${shardId}'s snapshot of ${at.toISOString()} replaced the one of ${received.replacedSnapshotAt.toISOString()} (a new gateway session, or another process reporting the shard)`,
+      );
+    }
     return {
       shard_id: shardId,
       snapshot_at: at.toISOString(),
-      received,
+      received: received.count,
       total: body.total,
-      complete: received === body.total,
+      complete: received.count === body.total,
     };
   }
 
@@ -148,7 +170,7 @@ export class BotGuildsFeedService {
       if (reported === null) return;
       // A time ahead of the service's clock counts as now: it cannot outrank what the bot reports
       // next (a leave a minute later by the service's clock is applied, not ignored).
-      const at = reported.getTime() > now ? new Date(now) : reported;
+      const at = notAhead(reported, now);
       const held = newest.get(event.guild_id);
       // Of two reports of one guild in a batch, the later one wins (the batch order on a tie).
       if (!held || held.at <= at) {
@@ -159,7 +181,7 @@ export class BotGuildsFeedService {
       const ids = await tx.applyReports(shardId, [...newest.values()]);
       await tx.shardReported(shardId, this.clock.now());
       return ids.length;
-    });
+    }, BOT_REPORT);
     await this.membership.changed();
     this.metrics.membershipFeedEvents(applied, body.events.length - applied);
     return { applied, ignored: body.events.length - applied };

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
 
 /** A guild's newest state in one batch of reports. */
 export interface GuildReport {
@@ -26,8 +28,19 @@ export interface ShardState {
   /** The guild-state feed's current stream of the shard, and whether it has a gap. */
   streamId: string | null;
   streamGap: boolean;
+  /** The stream the current one replaced, and when that one last reported (null: a gap). */
+  previousStreamId: string | null;
+  previousStreamReportedAt: Date | null;
+  /** When the current stream replaced the previous one. */
+  streamReplacedAt: Date | null;
+  /** The complete snapshot the newest one replaced. */
+  previousSnapshotAt: Date | null;
   version: number;
 }
+
+/** The bot's reports an instance queues at most (docs/bot-membership.md, "A very large bot"). */
+export const FEED_QUEUE_BOUND = 64;
+const FEED_QUEUE_RETRY_S = 1;
 
 /** Every write takes its version from this sequence (created by the migration). */
 const NEXT_VERSION = `nextval('bot_membership_version')`;
@@ -40,6 +53,20 @@ const FEED_LOCK_KEY = '7314029547210093823';
 /** A complete snapshot of shard $1 newer than $2: an older snapshot's parts then change nothing. */
 const NEWER_SNAPSHOT = `SELECT 1 FROM bot_guild_shards newer
   WHERE newer.shard_id = $1 AND newer.snapshot_at > $2`;
+
+/**
+ * The platform's shard of a row's `guild_id` under `count` shards, `(id >> 22) % count`, exactly as
+ * `shardOf` computes it: in bigint for ids below 2^63 (every id the platform has issued), by
+ * numeric integer division above. Numeric division took 2.5 times as long over a million rows, a
+ * completed snapshot's cost at that scale (docs/bot-membership.md, "A very large bot"), and rounds
+ * a quotient's fraction away near 2^63.
+ */
+function shardOfGuild(count: string): string {
+  return `(CASE WHEN length(guild_id) < 19
+      OR (length(guild_id) = 19 AND guild_id COLLATE "C" < '9223372036854775808')
+    THEN (guild_id::bigint >> 22) % ${count}
+    ELSE mod(div(guild_id::numeric, 4194304), ${count}) END)`;
+}
 
 /** The feed's writes, inside one transaction holding the feed's lock. */
 export class FeedTransaction {
@@ -128,14 +155,19 @@ export class FeedTransaction {
     orderAt: Date,
     shardCount: number,
   ): Promise<void> {
-    await this.manager.query(
-      `UPDATE bot_guilds SET present = false, changed_at = $4, version = ${NEXT_VERSION}
-       WHERE present AND changed_at < $4 AND (snapshot_at IS NULL OR snapshot_at < $2)
-         AND mod(floor(guild_id::numeric / 4194304), $3) = $1
-         AND NOT EXISTS (${NEWER_SNAPSHOT})`,
+    // A CTE, so that the driver answers rows (it answers [rows, count] for a bare UPDATE).
+    const left = await this.manager.query<{ guild_id: string }[]>(
+      `WITH left_guilds AS (
+         UPDATE bot_guilds SET present = false, changed_at = $4, version = ${NEXT_VERSION}
+         WHERE present AND changed_at < $4 AND (snapshot_at IS NULL OR snapshot_at < $2)
+           AND ${shardOfGuild('$3')} = $1
+           AND NOT EXISTS (${NEWER_SNAPSHOT})
+         RETURNING guild_id
+       ) SELECT guild_id FROM left_guilds`,
       [shardId, snapshotAt, shardCount, orderAt],
     );
-    await this.states.dropNotPresent();
+    // Only a present guild has a state: those just left lose theirs, without reading every state.
+    await this.states.dropNotPresent(left.map((row) => row.guild_id));
   }
 
   /**
@@ -223,35 +255,75 @@ export class FeedTransaction {
     shardId: number,
     reportedAt: Date,
     snapshot?: { at: Date; shardCount: number },
-  ): Promise<void> {
-    await this.manager.query(
-      `INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version)
+  ): Promise<{ replacedSnapshotAt: Date | null }> {
+    // The snapshot a newer complete one replaces is kept (a takeover shows in the feeds' status).
+    const [row] = await this.manager.query<{ replaced: Date | string | null }[]>(
+      `WITH before AS (SELECT snapshot_at FROM bot_guild_shards WHERE shard_id = $1),
+       saved AS (
+       INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version)
        VALUES ($1, $2, $3, $4, ${NEXT_VERSION})
        ON CONFLICT (shard_id) DO UPDATE SET
          reported_at = GREATEST(bot_guild_shards.reported_at, EXCLUDED.reported_at),
          version = EXCLUDED.version,
+         previous_snapshot_at = CASE WHEN $3::timestamptz IS NOT NULL
+                                  AND bot_guild_shards.snapshot_at < $3::timestamptz
+                                THEN bot_guild_shards.snapshot_at
+                                ELSE bot_guild_shards.previous_snapshot_at END,
          shard_count = CASE WHEN $3::timestamptz IS NOT NULL AND (bot_guild_shards.snapshot_at IS NULL
                               OR bot_guild_shards.snapshot_at <= $3::timestamptz)
                             THEN EXCLUDED.shard_count ELSE bot_guild_shards.shard_count END,
          snapshot_at = CASE WHEN $3::timestamptz IS NOT NULL AND (bot_guild_shards.snapshot_at IS NULL
                               OR bot_guild_shards.snapshot_at <= $3::timestamptz)
-                            THEN EXCLUDED.snapshot_at ELSE bot_guild_shards.snapshot_at END`,
+                            THEN EXCLUDED.snapshot_at ELSE bot_guild_shards.snapshot_at END
+       RETURNING snapshot_at)
+       SELECT CASE WHEN $3::timestamptz IS NOT NULL AND before.snapshot_at < $3::timestamptz
+                THEN before.snapshot_at END AS replaced
+       FROM saved LEFT JOIN before ON true`,
       [shardId, snapshot?.shardCount ?? null, snapshot?.at ?? null, reportedAt],
     );
+    return { replacedSnapshotAt: row?.replaced ? new Date(row.replaced) : null };
   }
 }
 
 /** The membership feed's tables (docs/bot-membership.md), behind methods named for their intent. */
 @Injectable()
 export class BotGuildsRepository {
+  /** This instance's feed writes, one after another (the last one queued). */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Writes queued or under way on this instance. */
+  private queued = 0;
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Runs `work` in one transaction, after every other feed write has committed. */
-  inFeedTransaction<T>(work: (tx: FeedTransaction) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1::bigint)', [FEED_LOCK_KEY]);
-      return work(new FeedTransaction(manager));
-    });
+  /**
+   * Runs `work` in one transaction, after every other feed write has committed. An instance's
+   * writes wait their turn here, without a connection: waiting on the feeds' lock in the database
+   * held one each, and a burst of snapshot parts (a large bot's shards reconnecting) took the
+   * whole pool from every other request (docs/bot-membership.md, "A very large bot"). A report of
+   * the bot (`fromBot`) finding FEED_QUEUE_BOUND writes ahead is refused at once, 429 with
+   * `Retry-After`: its reporter sends it again.
+   */
+  inFeedTransaction<T>(
+    work: (tx: FeedTransaction) => Promise<T>,
+    { fromBot = false }: { fromBot?: boolean } = {},
+  ): Promise<T> {
+    if (fromBot && this.queued >= FEED_QUEUE_BOUND) {
+      const refusal = new AppException(
+        ErrorCode.RateLimited,
+        `This instance is writing ${this.queued} of the bot's reports already; retry in ${FEED_QUEUE_RETRY_S} second`,
+      );
+      refusal.headers = { 'Retry-After': FEED_QUEUE_RETRY_S };
+      return Promise.reject(refusal);
+    }
+    this.queued += 1;
+    const run = this.queue.then(() =>
+      this.dataSource.transaction(async (manager) => {
+        await manager.query('SELECT pg_advisory_xact_lock($1::bigint)', [FEED_LOCK_KEY]);
+        return work(new FeedTransaction(manager));
+      }),
+    );
+    this.queue = run.catch(() => undefined).finally(() => (this.queued -= 1));
+    return run;
   }
 
   /** Guild rows written after `version`, oldest first, at most `limit`. */
@@ -280,21 +352,33 @@ export class BotGuildsRepository {
         reported_at: Date | string;
         stream_id: string | null;
         stream_gap: boolean;
+        previous_stream_id: string | null;
+        previous_stream_reported_at: Date | string | null;
+        stream_replaced_at: Date | string | null;
+        previous_snapshot_at: Date | string | null;
         version: string;
       }[]
     >(
-      `SELECT shard_id, shard_count, snapshot_at, reported_at, stream_id, stream_gap, version
+      `SELECT shard_id, shard_count, snapshot_at, reported_at, stream_id, stream_gap,
+         previous_stream_id, previous_stream_reported_at, stream_replaced_at, previous_snapshot_at,
+         version
        FROM bot_guild_shards
        WHERE version > $1 ORDER BY version`,
       [version],
     );
+    const date = (value: Date | string | null): Date | null =>
+      value === null ? null : new Date(value);
     return rows.map((row) => ({
       shardId: row.shard_id,
       shardCount: row.shard_count,
-      snapshotAt: row.snapshot_at === null ? null : new Date(row.snapshot_at),
+      snapshotAt: date(row.snapshot_at),
       reportedAt: new Date(row.reported_at),
       streamId: row.stream_id,
       streamGap: row.stream_gap,
+      previousStreamId: row.previous_stream_id,
+      previousStreamReportedAt: date(row.previous_stream_reported_at),
+      streamReplacedAt: date(row.stream_replaced_at),
+      previousSnapshotAt: date(row.previous_snapshot_at),
       version: Number(row.version),
     }));
   }

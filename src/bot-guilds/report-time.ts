@@ -54,6 +54,15 @@ export function reportTime(
   return at;
 }
 
+/**
+ * A reported time as the feeds order it: one ahead of the service's clock counts as the service's
+ * "now", so that it cannot outrank what the bot reports next (a leave a minute later, a process
+ * started after it).
+ */
+export function notAhead(at: Date, nowMs: number): Date {
+  return at.getTime() > nowMs ? new Date(nowMs) : at;
+}
+
 /** The platform's rule: a guild's shard is its id's timestamp bits modulo the shard count. */
 export function shardOf(guildId: string, shardCount: number): number {
   return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));

@@ -5,15 +5,21 @@ import {
   type GuildState,
   type GuildStateChannel,
 } from 'clients/bot-reporter/src/guild-state';
+import { Logger } from '@nestjs/common';
 import { Clock } from 'src/common/time/clock';
+import { DataSource } from 'typeorm';
 import { Metrics } from 'src/common/metrics/metrics';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BotGuildsRepository, FEED_QUEUE_BOUND } from 'src/bot-guilds/bot-guilds.repository';
+import { shardOf } from 'src/bot-guilds/report-time';
+import { HELD_BYTES_AT_ONCE } from 'src/bot-guilds/guild-state/guild-state-fold';
+import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
 import { eventually } from 'test/support/eventually';
-import { guildCreate, structureCalls, TestStream } from 'test/support/guild-state';
+import { guildCreate, structureCalls, TestStream, type Unnumbered } from 'test/support/guild-state';
 import { createTestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
 import { signInAsRoot } from 'test/support/auth';
@@ -87,6 +93,19 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
       live: 0,
       behind: { missing: 2, drifted: 0, unavailable: 0, old_stream: 0, gap: 0, stale: 0 },
       guilds_behind: BOT_GUILDS.map((guild_id) => ({ guild_id, reason: 'missing' })),
+      shards: [
+        {
+          shard_id: 0,
+          stream_id: null,
+          gap: false,
+          replaced_stream_id: null,
+          replaced_at: null,
+          restart_guilds: 0,
+          restart_until: null,
+          snapshot_at: expect.any(String) as string,
+          replaced_snapshot_at: null,
+        },
+      ],
     });
   });
 
@@ -335,19 +354,119 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
     expect(await status(feed)).toMatchObject({ live: 2 });
   });
 
-  it('takes a newer stream over and refuses the process it replaced', async () => {
+  it("absorbs a restart: the replaced stream's states serve until each is sent again, within GUILD_STATE_MAX_AGE", async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    const clock = feed.app.app.get(Clock);
     const restarted = new TestStream(() => feed.app, feed.bot, 0, new Date(Date.now() + 1_000));
-    await restarted.send([]).expect(200);
-    // Until the new process sends a guild's full state, that guild is read from the platform.
-    expect(await status(feed)).toMatchObject({ live: 0, behind: { old_stream: 2 } });
-    const refused = await stream
-      .send([{ type: 'guild_delete', guild_id: GUILD, unavailable: false }])
-      .expect(409);
-    expect(refused.body.code).toBe('VersionConflict');
-    expect((await guildInfo(feed).expect(200)).body.name).toBe('Demo Community');
-    await restarted.send(BOT_GUILDS.map((id) => guildCreate(platform(), id))).expect(200);
+    try {
+      await restarted.send([]).expect(200);
+      // Taken over: said once, naming both streams.
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({ stream_id: restarted.id, replaced_stream_id: stream.id }),
+        expect.stringContaining(`took shard 0 over from stream ${stream.id}`),
+      );
+      const before = calls().length;
+      expect(await status(feed)).toMatchObject({
+        live: 2,
+        shards: [
+          {
+            stream_id: restarted.id,
+            replaced_stream_id: stream.id,
+            replaced_at: expect.any(String) as string,
+            restart_guilds: 2,
+            restart_until: expect.any(String) as string,
+          },
+        ],
+      });
+      expect((await guildInfo(feed).expect(200)).body.name).toBe('Demo Community');
+      expect(calls()).toHaveLength(before);
+      // The process it replaced is refused, and said to run still.
+      const refused = await stream
+        .send([{ type: 'guild_delete', guild_id: GUILD, unavailable: false }])
+        .expect(409);
+      expect(refused.body.code).toBe('VersionConflict');
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({ stream_id: restarted.id, refused_stream_id: stream.id }),
+        expect.stringContaining('two processes report the shard'),
+      );
+      await restarted.send([guildCreate(platform(), GUILD)]).expect(200);
+      expect(await status(feed)).toMatchObject({ live: 2, shards: [{ restart_guilds: 1 }] });
+      // Past GUILD_STATE_MAX_AGE after the replaced stream's last report, what it left is not used.
+      const later = clock.nowMs() + 600_001;
+      const moved = jest.spyOn(clock, 'nowMs').mockReturnValue(later);
+      jest.spyOn(clock, 'now').mockReturnValue(new Date(later));
+      await restarted.send([]).expect(200);
+      expect(await status(feed)).toMatchObject({
+        live: 1,
+        behind: { old_stream: 1 },
+        guilds_behind: [{ guild_id: DEMO_IDS.botLab, reason: 'old_stream' }],
+        shards: [{ restart_guilds: 0, restart_until: null }],
+      });
+      moved.mockRestore();
+      await restarted.send([guildCreate(platform(), DEMO_IDS.botLab)]).expect(200);
+      expect(await status(feed)).toMatchObject({ live: 2 });
+    } finally {
+      jest.restoreAllMocks();
+    }
+    stream = restarted;
+  });
+
+  it('writes no state for a guild_create whose hash equals the stored one, on any stream', async () => {
+    const database = feed.app.app.get(DataSource);
+    const row = async (): Promise<{ version: string; stream_id: string; first_role: string }> =>
+      (
+        await database.query<{ version: string; stream_id: string; first_role: string }[]>(
+          `SELECT version, stream_id, state->'roles'->0->>'id' AS first_role
+           FROM bot_guild_states WHERE guild_id = $1`,
+          [GUILD],
+        )
+      )[0];
+    const state: GuildState = platform().state.gatewayGuildState(GUILD);
+    expect(state.roles.length).toBeGreaterThan(1);
+    // The same guild with its roles in another order: the same hash.
+    const reordered = { ...state, roles: [...state.roles].reverse() };
+    const again = {
+      type: 'guild_create' as const,
+      guild_id: GUILD,
+      guild: reordered,
+      hash: guildStateHash(reordered),
+    };
+    const before = await row();
+    await stream.send([again]).expect(200);
+    expect(await row()).toEqual(before);
+    // From a new stream (a restart): the row now comes from it; its state was not written.
+    const restarted = new TestStream(() => feed.app, feed.bot, 0, new Date(Date.now() + 2_000));
+    await restarted.send([again]).expect(200);
+    const after = await row();
+    expect(after).toMatchObject({ stream_id: restarted.id, first_role: before.first_role });
+    expect(Number(after.version)).toBeGreaterThan(Number(before.version));
     expect(await status(feed)).toMatchObject({ live: 2 });
     stream = restarted;
+  });
+
+  it("says when a shard's membership snapshot is replaced, naming both snapshots", async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const before = (await status(feed)).shards as { snapshot_at: string }[];
+      await reportMembership(feed);
+      const after = (await status(feed)).shards as {
+        snapshot_at: string;
+        replaced_snapshot_at: string;
+      }[];
+      expect(after[0].replaced_snapshot_at).toBe(before[0].snapshot_at);
+      expect(after[0].snapshot_at > before[0].snapshot_at).toBe(true);
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({
+          shard_id: 0,
+          snapshot_at: after[0].snapshot_at,
+          replaced_snapshot_at: before[0].snapshot_at,
+          guild_state_stream_id: stream.id,
+        }),
+        expect.stringContaining("shard 0's snapshot"),
+      );
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('keeps an outage apart from a removal, and a removal is a leave', async () => {
@@ -360,6 +479,19 @@ describe('the guild-state feed (what the bot sees in its guilds)', () => {
     expect(await status(feed)).toMatchObject({ guilds: 1 });
     await stream.send([guildCreate(platform(), GUILD)]).expect(200);
     await guildInfo(feed).expect(200);
+  });
+
+  it('takes a stream dated ahead as started now: the process started after it replaces it', async () => {
+    const ahead = new TestStream(() => feed.app, feed.bot, 0, new Date(Date.now() + 290_000));
+    await ahead.send([]).expect(200);
+    // A process started once the service has seen the one dated ahead.
+    const seen = Date.now();
+    while (Date.now() <= seen);
+    const next = new TestStream(() => feed.app, feed.bot);
+    await next.send([]).expect(200);
+    const refused = await ahead.send([]).expect(409);
+    expect(refused.body.code).toBe('VersionConflict');
+    stream = next;
   });
 });
 
@@ -531,6 +663,310 @@ describe('a batch that names many guilds', () => {
         gap: null,
         resync: [],
       });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe("a guild's state, capped as a guild_create is", () => {
+  const platform = useEmulator();
+  let app: TestApp;
+  let bot: string;
+  beforeAll(async () => {
+    app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    bot = (await signInAsRoot(app, platform())).bot;
+  });
+  afterAll(() => app.close());
+
+  const snowflake = (n: number): string => String(1_200_000_000_000_000_000n + BigInt(n));
+  const guildOf = (id: string, channels: GuildStateChannel[] = []): GuildState => ({
+    id,
+    name: `guild ${id}`,
+    icon: null,
+    owner_id: DEMO_IDS.alice,
+    roles: [{ id, name: '@everyone', permissions: '1024', position: 0, managed: false }],
+    channels,
+    threads: [],
+    bot_member: { user_id: DEMO_IDS.bot, roles: [], communication_disabled_until: null },
+  });
+  /** A channel with 500 member overwrites: about 31 KB of JSON. */
+  const crowded = (n: number): GuildStateChannel => ({
+    id: snowflake(500_000 + n),
+    type: 0,
+    name: `crowded ${n}`,
+    position: n,
+    parent_id: null,
+    flags: 0,
+    permission_overwrites: Array.from({ length: 500 }, (_, i) => ({
+      id: snowflake(900_000 + i),
+      type: 1 as const,
+      allow: '0',
+      deny: '1024',
+    })),
+  });
+  const stored = async (
+    guildId: string,
+  ): Promise<{ roles: number; channels: number; drifted: boolean; bytes: number }> =>
+    (
+      await app.app
+        .get(DataSource)
+        .query<{ roles: number; channels: number; drifted: boolean; bytes: number }[]>(
+          `SELECT jsonb_array_length(state->'roles') AS roles,
+             jsonb_array_length(state->'channels') AS channels, drifted, bytes
+           FROM bot_guild_states WHERE guild_id = $1`,
+          [guildId],
+        )
+    )[0];
+
+  it('refuses role_upserts of new ids past 250 roles: not applied, and the full state is asked for', async () => {
+    const stream = new TestStream(() => app, bot);
+    const id = snowflake(1);
+    await stream.send([{ type: 'guild_create', guild_id: id, guild: guildOf(id) }]).expect(200);
+    const roles = Array.from({ length: 250 }, (_, i) => ({
+      type: 'role_upsert' as const,
+      guild_id: id,
+      role: {
+        id: snowflake(10_000 + i),
+        name: `r${i}`,
+        permissions: '0',
+        position: 1,
+        managed: false,
+      },
+    }));
+    const res = await stream.send(roles).expect(200);
+    expect(res.body).toMatchObject({ applied: 0, resync: [id] });
+    expect(await stored(id)).toMatchObject({ roles: 1, drifted: true });
+    // Its full state, within the caps, heals it.
+    await stream.send([{ type: 'guild_create', guild_id: id, guild: guildOf(id) }]).expect(200);
+    expect(await stored(id)).toMatchObject({ roles: 1, drifted: false });
+  });
+
+  it('refuses channel_upserts that take its JSON past what one batch can carry', async () => {
+    const stream = new TestStream(() => app, bot);
+    const id = snowflake(2);
+    await stream.send([{ type: 'guild_create', guild_id: id, guild: guildOf(id) }]).expect(200);
+    const upsert = (from: number, count: number): Unnumbered[] =>
+      Array.from({ length: count }, (_, i) => ({
+        type: 'channel_upsert' as const,
+        guild_id: id,
+        channel: crowded(from + i),
+      }));
+    await stream.send(upsert(0, 25)).expect(200, {
+      applied: 25,
+      duplicates: 0,
+      next_seq: 27,
+      gap: null,
+      resync: [],
+    });
+    const res = await stream.send(upsert(25, 15)).expect(200);
+    expect(res.body).toMatchObject({ applied: 0, resync: [id] });
+    const row = await stored(id);
+    expect(row).toMatchObject({ channels: 25, drifted: true });
+    expect(row.bytes).toBeLessThanOrEqual(1_048_576);
+  });
+
+  it('reads held states a few MiB at a time, however many large guilds a batch changes', async () => {
+    const stream = new TestStream(() => app, bot);
+    const ids = Array.from({ length: 6 }, (_, i) => snowflake(100 + i));
+    // About 0.9 MiB of JSON each, one batch each.
+    for (const id of ids) {
+      const channels = Array.from({ length: 29 }, (_, n) => crowded(n));
+      await stream.send([{ type: 'guild_create', guild_id: id, guild: guildOf(id, channels) }]);
+    }
+    const sizes = new Map<string, number>();
+    for (const id of ids) sizes.set(id, (await stored(id)).bytes);
+    expect(Math.min(...sizes.values())).toBeGreaterThan(850_000);
+    const held = jest.spyOn(GuildStateWrites.prototype, 'held');
+    try {
+      const renamed = ids.map((id) => ({
+        type: 'guild_update' as const,
+        guild_id: id,
+        guild: { name: 'renamed', icon: null, owner_id: DEMO_IDS.alice },
+      }));
+      await stream.send(renamed).expect(200, {
+        applied: 6,
+        duplicates: 0,
+        next_seq: 13,
+        gap: null,
+        resync: [],
+      });
+      const reads = held.mock.calls.map(([guildIds]) => guildIds);
+      expect(reads.flat().sort()).toEqual([...ids].sort());
+      for (const guildIds of reads) {
+        const bytes = guildIds.reduce((sum, id) => sum + (sizes.get(id) ?? 0), 0);
+        expect(bytes).toBeLessThanOrEqual(HELD_BYTES_AT_ONCE);
+      }
+    } finally {
+      held.mockRestore();
+    }
+  });
+});
+
+describe("a burst of the feeds' writes (a large bot's shards reconnecting)", () => {
+  const platform = useEmulator();
+  let app: TestApp;
+  let bot: string;
+  beforeAll(async () => {
+    app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    bot = (await signInAsRoot(app, platform())).bot;
+  });
+  afterAll(() => app.close());
+
+  it('waits its turn without a database connection: one transaction at a time per instance', async () => {
+    const dataSource = app.app.get(DataSource);
+    const transaction = dataSource.transaction.bind(dataSource);
+    let open = 0;
+    let most = 0;
+    // A transaction asked for holds, or waits for, a connection of the pool until it ends.
+    const counted = jest.spyOn(dataSource, 'transaction').mockImplementation(((
+      work: (manager: unknown) => Promise<unknown>,
+    ) => {
+      most = Math.max(most, ++open);
+      return transaction(work as never).finally(() => (open -= 1));
+    }) as never);
+    const snapshotAt = new Date().toISOString();
+    const parts = Array.from({ length: 12 }, (_, shard) =>
+      app
+        .http()
+        .put(`/internal/shards/${shard}/guilds`)
+        .set('Authorization', `Bearer ${bot}`)
+        .send({ shard_count: 12, snapshot_at: snapshotAt, total: 0, guild_ids: [] }),
+    );
+    const answers = await Promise.all(parts);
+    counted.mockRestore();
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+    expect(most).toBe(1);
+  });
+
+  it("refuses the bot's reports past the instance's queue at once, 429 with Retry-After", async () => {
+    const dataSource = app.app.get(DataSource);
+    const repository = app.app.get<BotGuildsRepository, { queued: number }>(BotGuildsRepository);
+    const transaction = dataSource.transaction.bind(dataSource);
+    // The first write holds its turn until released: the others queue behind it.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let first = true;
+    const spy = jest.spyOn(dataSource, 'transaction').mockImplementation(((
+      work: (manager: unknown) => Promise<unknown>,
+    ) => {
+      if (!first) return transaction(work as never);
+      first = false;
+      return held.then(() => transaction(work as never));
+    }) as never);
+    const snapshotAt = new Date().toISOString();
+    const part = (
+      shard: number,
+    ): Promise<{ status: number; headers: Record<string, string>; body: { code?: string } }> =>
+      app
+        .http()
+        .put(`/internal/shards/${shard}/guilds`)
+        .set('Authorization', `Bearer ${bot}`)
+        .send({ shard_count: 100, snapshot_at: snapshotAt, total: 0, guild_ids: [] })
+        .then((res) => res);
+    const queued = Array.from({ length: FEED_QUEUE_BOUND }, (_, shard) => part(shard));
+    await eventually(
+      () => Promise.resolve(repository.queued),
+      (count) => count === FEED_QUEUE_BOUND,
+    );
+    const refused = await part(FEED_QUEUE_BOUND);
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('RateLimited');
+    expect(refused.headers['retry-after']).toBe('1');
+    release();
+    const answers = await Promise.all(queued);
+    spy.mockRestore();
+    expect(answers.map((answer) => answer.status)).toEqual(Array(FEED_QUEUE_BOUND).fill(200));
+    expect((await part(FEED_QUEUE_BOUND)).status).toBe(200);
+  });
+});
+
+describe('a guild a snapshot leaves', () => {
+  const platform = useEmulator();
+
+  it("finds each guild's shard by the platform's rule, to the last bit of the largest ids", async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    try {
+      const { bot } = await signInAsRoot(app, platform());
+      // (id >> 22) % 3 with the low bits all set: a rounded quotient lands on the next shard.
+      const ids = [
+        '1100000000004194303',
+        '9223372036854775807',
+        '9223372036854775808',
+        '18446744073709551615',
+      ];
+      const snapshot = (shard: number, listed: string[], at: number): Promise<unknown> =>
+        app
+          .http()
+          .put(`/internal/shards/${shard}/guilds`)
+          .set('Authorization', `Bearer ${bot}`)
+          .send({
+            shard_count: 3,
+            snapshot_at: new Date(at).toISOString(),
+            total: listed.length,
+            guild_ids: listed,
+          })
+          .expect(200);
+      const onShard = (shard: number): string[] => ids.filter((id) => shardOf(id, 3) === shard);
+      const start = Date.now() - 60_000;
+      for (const shard of [0, 1, 2]) await snapshot(shard, onShard(shard), start);
+      const held = async (): Promise<number> =>
+        (
+          (
+            await app
+              .http()
+              .get('/internal/bot-guilds')
+              .set('Authorization', `Bearer ${bot}`)
+              .expect(200)
+          ).body as { guilds: number }
+        ).guilds;
+      expect(await held()).toBe(ids.length);
+      // Each shard's empty snapshot leaves its own guilds, and only those.
+      let left = 0;
+      for (const shard of [0, 1, 2]) {
+        await snapshot(shard, [], start + 1_000);
+        left += onShard(shard).length;
+        expect(await held()).toBe(ids.length - left);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('loses its state with its membership, the others keep theirs', async () => {
+    const app = await createTestApp({
+      env: { ...liveModeEnv(platform()), ROOT_USERS: DEMO_IDS.alice },
+    });
+    try {
+      const feed = await signIn(app, platform());
+      const stream = await feedEverything(feed, platform());
+      const rows = async (): Promise<string[]> =>
+        (
+          await app.app
+            .get(DataSource)
+            .query<{ guild_id: string }[]>(`SELECT guild_id FROM bot_guild_states ORDER BY 1`)
+        ).map((row) => row.guild_id);
+      expect(await rows()).toEqual([...BOT_GUILDS].sort());
+      await app
+        .http()
+        .put('/internal/shards/0/guilds')
+        .set('Authorization', `Bearer ${feed.bot}`)
+        .send({
+          shard_count: 1,
+          snapshot_at: new Date(Date.now() + 1_000).toISOString(),
+          total: 1,
+          guild_ids: [GUILD],
+        })
+        .expect(200);
+      expect(await rows()).toEqual([GUILD]);
+      expect(await status(feed)).toMatchObject({ guilds: 1, live: 1 });
+      await stream.send([]).expect(200);
     } finally {
       await app.close();
     }

@@ -926,6 +926,51 @@ export interface components {
             /** @example 1100000000000000100 */
             guild_id: string;
         };
+        GuildStateShardDto: {
+            /**
+             * @description The guild-state stream reporting the shard now.
+             * @example 5f0c7a52-2a8e-4c1e-9f7e-0d6b3c1f2a90
+             */
+            stream_id: string | null;
+            /**
+             * @description The stream this one took the shard over from (a restarted process, or another process
+             *     reporting the shard: the service logs each takeover naming both).
+             * @example null
+             */
+            replaced_stream_id: string | null;
+            /**
+             * @description When the takeover happened (the service's clock).
+             * @example null
+             */
+            replaced_at: string | null;
+            /**
+             * @description When those stop being read: the replaced stream's last report plus `max_age`.
+             * @example null
+             */
+            restart_until: string | null;
+            /**
+             * @description The shard's newest complete membership snapshot (docs/bot-membership.md).
+             * @example 2026-11-26T15:00:00.000Z
+             */
+            snapshot_at: string | null;
+            /**
+             * @description The complete snapshot it replaced (a new gateway session, or another process).
+             * @example null
+             */
+            replaced_snapshot_at: string | null;
+            /** @example 0 */
+            shard_id: number;
+            /**
+             * @description The stream has a gap: its guilds are not read until it is filled.
+             * @example false
+             */
+            gap: boolean;
+            /**
+             * @description Guilds still read from the replaced stream's states, until the new stream sends each.
+             * @example 0
+             */
+            restart_guilds: number;
+        };
         GuildStateStatusDto: {
             /**
              * @description Guilds behind, by reason.
@@ -943,6 +988,8 @@ export interface components {
             };
             /** @description The first 100 guilds behind, by id. */
             guilds_behind: components["schemas"]["GuildStateBehindDto"][];
+            /** @description Each shard the feeds know: its streams and snapshots, and takeovers. */
+            shards: components["schemas"]["GuildStateShardDto"][];
             /** @description Whether the membership feed is live (docs/bot-membership.md). */
             membership_live: boolean;
             /**

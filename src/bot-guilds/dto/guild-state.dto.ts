@@ -30,14 +30,14 @@ import { Type } from 'src/common/validation/transform-decorators';
 
 const TIMESTAMP = { strict: true, strictSeparator: true };
 /** Permission bits as a decimal string (the platform's bits stay far below 2^128). */
-const BITS = /^(0|[1-9][0-9]{0,38})$/;
+export const BITS = /^(0|[1-9][0-9]{0,38})$/;
 const BITS_MESSAGE = (field: string): string =>
   `${field} must be a decimal string of permission bits`;
-const NAME_MAX = 100;
+export const NAME_MAX = 100;
 /** Overwrites per channel: the platform's own cap is far lower; the body limit bounds the rest. */
-const MAX_OVERWRITES = 500;
-const HASH = /^[0-9a-f]{64}$/;
-const STREAM_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const MAX_OVERWRITES = 500;
+export const HASH = /^[0-9a-f]{64}$/;
+export const STREAM_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export const GUILD_STATE_REPORT_TYPES = [
   'guild_create',
@@ -474,6 +474,37 @@ export class GuildStateBehindDto {
   reason!: GuildStateBehindReason;
 }
 
+/** A shard's streams: the one reporting it, and the one it took the shard over from. */
+export class GuildStateShardDto {
+  /** @example 0 */
+  shard_id!: number;
+  /** The guild-state stream reporting the shard now. */
+  @ApiProperty({ type: String, nullable: true, example: '5f0c7a52-2a8e-4c1e-9f7e-0d6b3c1f2a90' })
+  stream_id!: string | null;
+  /** The stream has a gap: its guilds are not read until it is filled. @example false */
+  gap!: boolean;
+  /**
+   * The stream this one took the shard over from (a restarted process, or another process
+   * reporting the shard: the service logs each takeover naming both).
+   */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  replaced_stream_id!: string | null;
+  /** When the takeover happened (the service's clock). */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  replaced_at!: string | null;
+  /** Guilds still read from the replaced stream's states, until the new stream sends each. @example 0 */
+  restart_guilds!: number;
+  /** When those stop being read: the replaced stream's last report plus `max_age`. */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  restart_until!: string | null;
+  /** The shard's newest complete membership snapshot (docs/bot-membership.md). */
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-26T15:00:00.000Z' })
+  snapshot_at!: string | null;
+  /** The complete snapshot it replaced (a new gateway session, or another process). */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  replaced_snapshot_at!: string | null;
+}
+
 /** `GET /internal/guild-state`: which guilds per-guild routes read from the feed. */
 export class GuildStateStatusDto {
   /** Whether the membership feed is live (docs/bot-membership.md). */
@@ -494,4 +525,7 @@ export class GuildStateStatusDto {
   /** The first 100 guilds behind, by id. */
   @ApiProperty({ type: [GuildStateBehindDto] })
   guilds_behind!: GuildStateBehindDto[];
+  /** Each shard the feeds know: its streams and snapshots, and takeovers. */
+  @ApiProperty({ type: [GuildStateShardDto] })
+  shards!: GuildStateShardDto[];
 }

@@ -1,6 +1,12 @@
-import { Injectable } from '@nestjs/common';
-import type { GuildStateReport } from 'clients/bot-reporter/src/guild-state';
-import { GuildStateCopy } from 'clients/bot-reporter/src/guild-state-copy';
+import { Injectable, Logger } from '@nestjs/common';
+import type { GuildState, GuildStateReport } from 'clients/bot-reporter/src/guild-state';
+import {
+  capExceeded,
+  foldGuild,
+  heldGroups,
+  prepareWhole,
+  type Prepared,
+} from 'src/bot-guilds/guild-state/guild-state-fold';
 import {
   BotGuildsRepository,
   type FeedTransaction,
@@ -13,12 +19,16 @@ import type {
   GuildStateReceiptDto,
   GuildStateReportDto,
 } from 'src/bot-guilds/dto/guild-state.dto';
-import type {
-  GuildStateRow,
-  HeldGuild,
-  ShardStream,
+import {
+  GuildStateRepository,
+  type AdoptedRow,
+  type GuildStateFacts,
+  type GuildStateRow,
+  type HeldGuild,
+  type ReplacedStream,
+  type ShardStream,
 } from 'src/bot-guilds/guild-state/guild-state.repository';
-import { invalidReport, reportTime, shardOf } from 'src/bot-guilds/report-time';
+import { invalidReport, notAhead, reportTime, shardOf } from 'src/bot-guilds/report-time';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { Metrics } from 'src/common/metrics/metrics';
@@ -40,25 +50,6 @@ const PAYLOAD: Readonly<Record<GuildStateReport['type'], readonly string[]>> = {
 };
 const COMMON = new Set(['seq', 'type', 'guild_id', 'at', 'hash']);
 /**
- * Guilds whose states a batch holds in memory at once: at the platform's maxima (about 223 KB of
- * JSON each) a few MB, however many guilds the batch names (docs/guild-state.md, costs).
- */
-const GUILDS_AT_ONCE = 25;
-
-/** One guild's reports of a batch, applied in order. */
-interface GuildWork {
-  /** The guild as held; undefined when nothing is (or the bot left it). */
-  copy: GuildStateCopy | undefined;
-  unavailable: boolean;
-  /** The stream whose `guild_create` the held state comes from. */
-  streamId: string;
-  /** Whether the row must be written. */
-  dirty: boolean;
-  drifted: boolean;
-  reportedAt: Date;
-}
-
-/**
  * The bot's reports of what it sees in its guilds (docs/guild-state.md): one stream per reporting
  * process and shard, applied in `seq` order, with duplicates ignored, gaps answered, stale streams
  * refused and drift detected against the bot's hash. Joins and leaves it implies go through the
@@ -66,48 +57,72 @@ interface GuildWork {
  */
 @Injectable()
 export class GuildStateFeedService {
+  private readonly logger = new Logger(GuildStateFeedService.name);
+
   constructor(
     private readonly repository: BotGuildsRepository,
     private readonly membership: BotMembershipService,
+    private readonly states: GuildStateRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
   ) {}
 
   async report(shardId: number, body: GuildStateBatchDto): Promise<GuildStateReceiptDto> {
     const now = this.clock.nowMs();
-    // A process may report for weeks: its start only orders it against others.
-    const startedAt = reportTime('stream.started_at', body.stream.started_at, now, {
-      tooOld: 'accept',
-    });
+    // A process may report for weeks: its start only orders it against others. A start ahead of
+    // the service's clock counts as now, so that the process started after it is newer.
+    const startedAt = notAhead(
+      reportTime('stream.started_at', body.stream.started_at, now, { tooOld: 'accept' }),
+      now,
+    );
     const reports = this.checked(shardId, body.reports, now);
+    // Before the transaction, answering other requests between guilds: the batch's whole states,
+    // serialised only where they differ from what is stored (checked again in the transaction).
+    const stored = await this.states.storedHashes(
+      reports
+        .filter(({ report }) => report.type === 'guild_create')
+        .map(({ report }) => report.guild_id),
+    );
+    const prepared = await prepareWhole(reports, stored);
     let drifts = { detected: 0, healed: 0 };
-    const receipt = await this.repository.inFeedTransaction(async (tx) => {
-      const current = await tx.states.shardStream(shardId);
-      const stream = this.streamFor(current, body.stream.id, startedAt);
-      let duplicates = 0;
-      let gap: GuildStateReceiptDto['gap'] = null;
-      const accepted: { report: GuildStateReportDto; at: Date }[] = [];
-      for (const entry of reports) {
-        const expected = stream.seq + accepted.length + 1;
-        if (entry.report.seq < expected) duplicates += 1;
-        else if (entry.report.seq === expected) accepted.push(entry);
-        else {
-          gap = { expected_seq: expected, received_seq: entry.report.seq };
-          break;
+    let takeover: ReplacedStream | undefined;
+    const receipt = await this.repository.inFeedTransaction(
+      async (tx) => {
+        const current = await tx.states.shardStream(shardId);
+        const stream = this.streamFor(shardId, current, body.stream.id, startedAt);
+        takeover = stream.replaced;
+        let duplicates = 0;
+        let gap: GuildStateReceiptDto['gap'] = null;
+        const accepted: { report: GuildStateReportDto; at: Date }[] = [];
+        for (const entry of reports) {
+          const expected = stream.seq + accepted.length + 1;
+          if (entry.report.seq < expected) duplicates += 1;
+          else if (entry.report.seq === expected) accepted.push(entry);
+          else {
+            gap = { expected_seq: expected, received_seq: entry.report.seq };
+            break;
+          }
         }
-      }
-      const { applied, resync, drift } = await this.apply(tx, shardId, stream.streamId, accepted);
-      drifts = drift;
-      const seq = stream.seq + accepted.length;
-      await tx.states.saveShardStream(
-        shardId,
-        // A gap stays open until the reports after it arrive in order.
-        { ...stream, seq, gap: gap !== null || (stream.gap && accepted.length === 0) },
-        this.clock.now(),
-      );
-      return { applied, duplicates, next_seq: seq + 1, gap, resync };
-    });
+        const { applied, resync, drift } = await this.apply(
+          tx,
+          { shardId, streamId: stream.streamId, prepared },
+          accepted,
+        );
+        drifts = drift;
+        const seq = stream.seq + accepted.length;
+        await tx.states.saveShardStream(
+          shardId,
+          // A gap stays open until the reports after it arrive in order.
+          { ...stream, seq, gap: gap !== null || (stream.gap && accepted.length === 0) },
+          this.clock.now(),
+          stream.replaced,
+        );
+        return { applied, duplicates, next_seq: seq + 1, gap, resync };
+      },
+      { fromBot: true },
+    );
     await this.membership.changed();
+    if (takeover) this.tookOver(shardId, body.stream.id, startedAt, takeover, now);
     // Counted once stored: a batch that rolled back changed nothing.
     this.metrics.guildStateDrifts(drifts.detected, drifts.healed);
     return receipt;
@@ -115,13 +130,21 @@ export class GuildStateFeedService {
 
   /**
    * The stream the batch belongs to: the shard's current one, or a newer one that replaces it (its
-   * reports start again at 1). An older stream is refused.
+   * reports start again at 1; `replaced` names the stream it takes the shard over from). An older
+   * stream is refused.
    */
   private streamFor(
+    shardId: number,
     current: ShardStream,
     streamId: string,
     startedAt: Date,
-  ): { streamId: string; startedAt: Date; seq: number; gap: boolean } {
+  ): {
+    streamId: string;
+    startedAt: Date;
+    seq: number;
+    gap: boolean;
+    replaced?: ReplacedStream;
+  } {
     if (current.streamId === streamId) {
       return {
         streamId,
@@ -131,17 +154,63 @@ export class GuildStateFeedService {
       };
     }
     if (current.streamId !== null && current.startedAt !== null) {
+      // The stream the current one replaced stays replaced, whatever start it claims (one dated
+      // ahead is taken as started when first seen, and would otherwise seem newer every time).
       const older =
+        streamId === current.previousStreamId ||
         startedAt.getTime() < current.startedAt.getTime() ||
         (startedAt.getTime() === current.startedAt.getTime() && streamId < current.streamId);
       if (older) {
+        // The replaced process still runs: two processes report the shard.
+        this.logger.warn(
+          {
+            shard_id: shardId,
+            stream_id: current.streamId,
+            refused_stream_id: streamId,
+            refused_started_at: startedAt.toISOString(),
+          },
+          `Guild-state feed: stream ${streamId} still reports shard ${shardId}, which stream ${current.streamId} took over; its reports are refused (two processes report the shard)`,
+        );
         throw new AppException(
           ErrorCode.VersionConflict,
           `Stream ${streamId} (started ${startedAt.toISOString()}) was replaced by stream ${current.streamId} (started ${current.startedAt.toISOString()}): this process's reports are out of date; a new process must start a new stream`,
         );
       }
+      return {
+        streamId,
+        startedAt,
+        seq: 0,
+        gap: false,
+        // A stream with a gap served nothing: nothing of it serves on.
+        replaced: {
+          streamId: current.streamId,
+          reportedAt: current.gap ? null : current.reportedAt,
+        },
+      };
     }
     return { streamId, startedAt, seq: 0, gap: false };
+  }
+
+  /** A stream took a shard over: said once, naming both (docs/guild-state.md, "Takeovers"). */
+  private tookOver(
+    shardId: number,
+    streamId: string,
+    startedAt: Date,
+    replaced: ReplacedStream,
+    now: number,
+  ): void {
+    const silentFor =
+      replaced.reportedAt === null ? null : (now - replaced.reportedAt.getTime()) / 1000;
+    this.logger.warn(
+      {
+        shard_id: shardId,
+        stream_id: streamId,
+        started_at: startedAt.toISOString(),
+        replaced_stream_id: replaced.streamId,
+        replaced_silent_s: silentFor,
+      },
+      `Guild-state feed: stream ${streamId} took shard ${shardId} over from stream ${replaced.streamId}${silentFor === null ? '' : ` (its last report ${silentFor.toFixed(1)} s before)`}: a restarted process, or another process reporting the shard; the replaced stream's guild states serve until each is sent again`,
+    );
   }
 
   /** Each report's shape for its type, its guild's shard, its time; then sorted by seq. */
@@ -214,13 +283,14 @@ export class GuildStateFeedService {
 
   /**
    * Applies the accepted reports, per guild in order, in the transaction, by the rules both sides
-   * share (GuildStateCopy): joins and leaves they imply first, then the guilds' rows. Returns how
-   * many changed something and the guilds whose full state is needed (unknown or drifted).
+   * share (GuildStateCopy): joins and leaves they imply first, then the guilds' rows. Guilds whose
+   * reports start with their whole state are applied together, reading only their rows' facts;
+   * the others read their held states a few at a time. Returns how many changed something and
+   * the guilds whose full state is needed (unknown, drifted, or past a cap).
    */
   private async apply(
     tx: FeedTransaction,
-    shardId: number,
-    streamId: string,
+    batch: { shardId: number; streamId: string; prepared: Prepared },
     accepted: { report: GuildStateReportDto; at: Date }[],
   ): Promise<{ applied: number; resync: string[]; drift: { detected: number; healed: number } }> {
     // Each guild's reports in order; guilds apart from each other need no order.
@@ -230,132 +300,118 @@ export class GuildStateFeedService {
       list.push({ report: report as unknown as GuildStateReport, at });
       byGuild.set(report.guild_id, list);
     }
-    const guildIds = [...byGuild.keys()];
-    let applied = 0;
-    const resync: string[] = [];
-    const drift = { detected: 0, healed: 0 };
-    // A few guilds' states in memory at a time, however many guilds the batch names.
-    for (let from = 0; from < guildIds.length; from += GUILDS_AT_ONCE) {
-      const ids = guildIds.slice(from, from + GUILDS_AT_ONCE);
-      const held = await tx.states.held(ids);
-      const rows: GuildStateRow[] = [];
-      const membership: GuildReport[] = [];
-      for (const guildId of ids) {
-        const before = held.get(guildId);
-        const outcome = foldGuild(before, byGuild.get(guildId) ?? [], streamId);
-        applied += outcome.applied;
-        const wasDrifted = before?.drifted ?? false;
-        if (!wasDrifted && outcome.work.drifted) drift.detected += 1;
-        if (wasDrifted && !outcome.work.drifted && outcome.work.copy) drift.healed += 1;
-        if (outcome.resync) resync.push(guildId);
-        if (outcome.membership) membership.push({ guildId, ...outcome.membership });
-        const { work } = outcome;
-        const copy = work.copy;
-        if (work.dirty && copy) {
-          rows.push({
-            guildId,
-            shardId,
-            streamId: work.streamId,
-            held: {
-              state: copy.state(),
-              deletedIds: copy.deletedIds(),
-              unavailable: work.unavailable,
-            },
-            hash: copy.hash(),
-            drifted: work.drifted,
-            reportedAt: work.reportedAt,
-          });
-        }
-      }
-      // Joins (guild_create) and leaves (guild_delete) by the membership feed's time rule; a
-      // leave drops the guild's state in the same transaction.
-      await tx.applyReports(shardId, membership);
-      await tx.states.save(rows);
-      // A guild_create older than a leave the feed holds does not bring the guild back.
-      await tx.states.dropNotPresent(rows.map((row) => row.guildId));
+    const totals = { applied: 0, resync: [] as string[], drift: { detected: 0, healed: 0 } };
+    if (byGuild.size === 0) return totals;
+    const facts = await tx.states.facts([...byGuild.keys()]);
+    const whole: string[] = [];
+    const changed: string[] = [];
+    for (const [guildId, list] of byGuild) {
+      (list[0].report.type === 'guild_create' ? whole : changed).push(guildId);
     }
-    return { applied, resync, drift };
+    const group = { tx, ...batch, byGuild, facts, totals };
+    await this.applyGroup(group, whole, new Map());
+    for (const ids of heldGroups(changed, facts)) {
+      await this.applyGroup(group, ids, await tx.states.held(ids));
+    }
+    return totals;
   }
-}
 
-/**
- * One guild's reports of a batch, in order, folded onto what is held of it: what changed, whether
- * its full state is needed (unknown, drifted, or from an older stream), and the join or leave they
- * imply (the newest).
- */
-function foldGuild(
-  row: { held: HeldGuild; streamId: string } | undefined,
-  reports: { report: GuildStateReport; at: Date }[],
-  streamId: string,
-): {
-  work: GuildWork;
-  applied: number;
-  resync: boolean;
-  membership: { present: boolean; at: Date } | undefined;
-} {
-  const work = workOf(row, streamId, reports[0].at);
-  let applied = 0;
-  let resync = false;
-  let membership: { present: boolean; at: Date } | undefined;
-  // Only the newest hash is compared: the bot's copy after the last of these reports.
-  const lastHashed = reports.findLastIndex(({ report }) => report.hash !== undefined);
-  reports.forEach(({ report, at }, i) => {
-    work.reportedAt = at;
-    if (report.type === 'guild_create') {
-      work.copy = new GuildStateCopy(report.guild);
-      work.unavailable = false;
-      work.streamId = streamId;
-      work.drifted = false;
-      work.dirty = true;
-      resync = false;
-      membership = { present: true, at };
-      applied += 1;
-    } else if (report.type === 'guild_delete' && !report.unavailable) {
-      work.copy = undefined;
-      membership = { present: false, at };
-      applied += 1;
-      return;
-    } else if (!work.copy) {
-      resync = true;
-      return;
-    } else if (report.type === 'guild_delete') {
-      if (!work.unavailable) {
-        work.unavailable = true;
-        work.dirty = true;
-        applied += 1;
+  /** One group of guilds: folded, then their joins and leaves, their rows, in a few statements. */
+  private async applyGroup(
+    group: {
+      tx: FeedTransaction;
+      shardId: number;
+      streamId: string;
+      prepared: Prepared;
+      byGuild: Map<string, { report: GuildStateReport; at: Date }[]>;
+      facts: Map<string, GuildStateFacts>;
+      totals: { applied: number; resync: string[]; drift: { detected: number; healed: number } };
+    },
+    ids: readonly string[],
+    held: Map<string, { held: HeldGuild; streamId: string; drifted: boolean }>,
+  ): Promise<void> {
+    if (ids.length === 0) return;
+    const { tx, shardId, streamId, totals } = group;
+    const rows: GuildStateRow[] = [];
+    const adopted: AdoptedRow[] = [];
+    const overCap: string[] = [];
+    const membership: GuildReport[] = [];
+    for (const guildId of ids) {
+      const reports = group.byGuild.get(guildId) ?? [];
+      const facts = group.facts.get(guildId);
+      const outcome = foldGuild(held.get(guildId), reports, streamId, group.prepared);
+      const { work } = outcome;
+      const wasDrifted = facts?.drifted ?? false;
+      if (outcome.membership) membership.push({ guildId, ...outcome.membership });
+      const copy = work.copy;
+      if (!work.dirty || !copy) {
+        totals.applied += outcome.applied;
+        if (outcome.resync) totals.resync.push(guildId);
+        continue;
       }
-    } else {
-      const before = work.copy.hash();
-      work.copy.apply(report);
-      if (work.copy.hash() !== before) {
-        work.dirty = true;
-        applied += 1;
+      const hash = copy.hash();
+      // The state the service holds, sent again (a restart): no write of it, at most its facts.
+      const unchanged =
+        outcome.replaced &&
+        facts?.hash === hash &&
+        !work.drifted &&
+        !work.unavailable &&
+        copy.deletedIds().length === 0;
+      let row: { state: GuildState; json: string } | undefined;
+      if (!unchanged) {
+        // A guild sent whole and nothing else: its state and JSON as prepared.
+        const whole = reports.length === 1 ? group.prepared.get(reports[0].report) : undefined;
+        const state = whole?.copy === copy && whole.state ? whole.state : copy.state();
+        const json = whole?.copy === copy && whole.json ? whole.json : JSON.stringify(state);
+        const cap = capExceeded(state, json.length);
+        if (cap !== null) {
+          // Held as before, but not trusted: the bot's copy now differs from it.
+          this.logger.warn(
+            { guild_id: guildId, shard_id: shardId, cap },
+            `Guild-state feed: a change would take guild ${guildId} past ${cap}; it was not applied, and the guild is read from the platform until its full state fits`,
+          );
+          if (facts) overCap.push(guildId);
+          if (!wasDrifted) totals.drift.detected += 1;
+          totals.resync.push(guildId);
+          continue;
+        }
+        row = { state, json };
       }
-      // A state from an older stream (before a restart) may have missed changes: the new
-      // process's guild_create is needed before it is used again.
-      if (work.streamId !== streamId) resync = true;
+      totals.applied += outcome.applied;
+      if (!wasDrifted && work.drifted) totals.drift.detected += 1;
+      if (wasDrifted && !work.drifted) totals.drift.healed += 1;
+      if (outcome.resync) totals.resync.push(guildId);
+      if (!row) {
+        // Unchanged, so the row exists: its facts change when they differ.
+        if (
+          !facts ||
+          facts.streamId !== work.streamId ||
+          facts.drifted ||
+          facts.unavailable ||
+          facts.deletes
+        ) {
+          adopted.push({ guildId, streamId: work.streamId, reportedAt: work.reportedAt });
+        }
+        continue;
+      }
+      rows.push({
+        guildId,
+        shardId,
+        streamId: work.streamId,
+        held: { state: row.state, deletedIds: copy.deletedIds(), unavailable: work.unavailable },
+        json: row.json,
+        hash,
+        drifted: work.drifted,
+        reportedAt: work.reportedAt,
+      });
     }
-    if (i === lastHashed && report.hash !== work.copy.hash()) {
-      work.drifted = true;
-      work.dirty = true;
-      resync = true;
-    }
-  });
-  return { work, applied, resync, membership };
-}
-
-/** What a batch starts from for one guild: its row, or nothing. */
-function workOf(
-  row: { held: HeldGuild; streamId: string } | undefined,
-  streamId: string,
-  at: Date,
-): GuildWork {
-  return {
-    copy: row ? new GuildStateCopy(row.held.state, row.held.deletedIds) : undefined,
-    unavailable: row?.held.unavailable ?? false,
-    streamId: row?.streamId ?? streamId,
-    dirty: false,
-    drifted: false,
-    reportedAt: at,
-  };
+    // Joins (guild_create) and leaves (guild_delete) by the membership feed's time rule; a
+    // leave drops the guild's state in the same transaction.
+    await tx.applyReports(shardId, membership);
+    await tx.states.save(rows);
+    await tx.states.adopt(adopted);
+    await tx.states.markDrifted(overCap);
+    // A guild_create older than a leave the feed holds does not bring the guild back.
+    await tx.states.dropNotPresent([...rows, ...adopted].map((row) => row.guildId));
+  }
 }

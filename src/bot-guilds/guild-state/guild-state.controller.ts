@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RootUsersOnly } from 'src/auth/root-user.guard';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
 import {
@@ -11,6 +11,7 @@ import {
 } from 'src/bot-guilds/dto/guild-state.dto';
 import { GuildStateFeedService } from 'src/bot-guilds/guild-state/guild-state-feed.service';
 import { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.service';
+import { GuildStateBatchBody } from 'src/bot-guilds/guild-state/guild-state-wire';
 import { MAX_STATE_BATCH_BYTES } from 'clients/bot-reporter/src/guild-state';
 import { BodyLimit } from 'src/common/http/body-limit';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
@@ -43,10 +44,12 @@ export class GuildStateController {
     description:
       "A stream of reports per process and shard, applied in `seq` order: a guild's full state on each `GUILD_CREATE` (replacing what was held; also a join), then its changes. Duplicates change nothing; a gap is answered with `gap.expected_seq` and nothing after it is applied; a stream older than the shard's current one is refused (409 `VersionConflict`); `resync` names the guilds whose full state the service needs. Body up to 1 MiB and 1,000 reports. See docs/guild-state.md.",
   })
+  // Validated by the wire format's compiled schema, the DTOs' messages for what it refuses.
+  @ApiBody({ type: GuildStateBatchDto })
   @ApiErrorResponses(ErrorCode.BadRequest, ErrorCode.VersionConflict)
   report(
     @Param('shard_id', ParseShardIdPipe) shardId: number,
-    @Body() body: GuildStateBatchDto,
+    @GuildStateBatchBody() body: GuildStateBatchDto,
   ): Promise<GuildStateReceiptDto> {
     return this.feed.report(shardId, body);
   }

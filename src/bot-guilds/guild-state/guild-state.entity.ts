@@ -32,6 +32,10 @@ export class GuildStateEntity {
   @Column({ name: 'deleted_ids', type: 'jsonb' })
   deletedIds!: string[];
 
+  /** The state's JSON length in characters: what a batch reads into memory. */
+  @Column({ type: 'integer' })
+  bytes!: number;
+
   /** guildStateHash(state), as the service computed it. */
   @Column({ type: 'varchar', length: 64 })
   hash!: string;

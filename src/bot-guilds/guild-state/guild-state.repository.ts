@@ -20,6 +20,36 @@ export interface ShardStream {
   startedAt: Date | null;
   seq: number;
   gap: boolean;
+  /** When the stream last reported (the service's clock); null before it has. */
+  reportedAt: Date | null;
+  /** The stream it replaced: never the newer one again. */
+  previousStreamId: string | null;
+}
+
+/** The stream a new one replaces: its guilds' states serve until each is replaced. */
+export interface ReplacedStream {
+  streamId: string;
+  /** When it last reported; null when its states were not live (a gap), so none serve. */
+  reportedAt: Date | null;
+}
+
+/** A guild's row without its state: what a `guild_create` is compared with. */
+export interface GuildStateFacts {
+  streamId: string;
+  hash: string;
+  drifted: boolean;
+  unavailable: boolean;
+  /** Roles, channels or threads deleted since the last `guild_create` are remembered. */
+  deletes: boolean;
+  /** The state's JSON length. */
+  bytes: number;
+}
+
+/** A row whose state a `guild_create` repeated: only its facts change. */
+export interface AdoptedRow {
+  guildId: string;
+  streamId: string;
+  reportedAt: Date;
 }
 
 /** A guild's row as the feed writes it. */
@@ -28,6 +58,8 @@ export interface GuildStateRow {
   shardId: number;
   streamId: string;
   held: HeldGuild;
+  /** JSON.stringify(held.state). */
+  json: string;
   hash: string;
   drifted: boolean;
   reportedAt: Date;
@@ -65,6 +97,15 @@ function metaOf(row: MetaRow): GuildStateMeta {
   };
 }
 
+/** Rows as one JSON array, each state's JSON spliced in as it was serialised. */
+export function rowsDocument(rows: readonly GuildStateRow[]): string {
+  const items = rows.map(
+    (r) =>
+      `{"guild_id":${JSON.stringify(r.guildId)},"shard_id":${r.shardId},"stream_id":${JSON.stringify(r.streamId)},"state":${r.json},"deleted_ids":${JSON.stringify(r.held.deletedIds)},"hash":${JSON.stringify(r.hash)},"drifted":${r.drifted},"unavailable":${r.held.unavailable},"reported_at":"${r.reportedAt.toISOString()}","bytes":${r.json.length}}`,
+  );
+  return `[${items.join(',')}]`;
+}
+
 /** The guild-state feed's writes, inside the feeds' transaction (it holds their lock). */
 export class GuildStateWrites {
   constructor(private readonly manager: EntityManager) {}
@@ -76,39 +117,123 @@ export class GuildStateWrites {
         stream_started_at: Date | string | null;
         stream_seq: string;
         stream_gap: boolean;
+        stream_reported_at: Date | string | null;
+        previous_stream_id: string | null;
       }[]
     >(
-      `SELECT stream_id, stream_started_at, stream_seq, stream_gap FROM bot_guild_shards
-       WHERE shard_id = $1`,
+      `SELECT stream_id, stream_started_at, stream_seq, stream_gap, stream_reported_at,
+         previous_stream_id
+       FROM bot_guild_shards WHERE shard_id = $1`,
       [shardId],
     );
-    if (!row) return { streamId: null, startedAt: null, seq: 0, gap: false };
+    if (!row) {
+      return {
+        streamId: null,
+        startedAt: null,
+        seq: 0,
+        gap: false,
+        reportedAt: null,
+        previousStreamId: null,
+      };
+    }
     return {
       streamId: row.stream_id,
       startedAt: row.stream_started_at === null ? null : new Date(row.stream_started_at),
       seq: Number(row.stream_seq),
       gap: row.stream_gap,
+      reportedAt: row.stream_reported_at === null ? null : new Date(row.stream_reported_at),
+      previousStreamId: row.previous_stream_id,
     };
   }
 
-  /** The shard's stream after a batch; the shard has reported (`reportedAt`, the service's clock). */
+  /**
+   * The shard's stream after a batch; the shard has reported (`reportedAt`, the service's clock).
+   * With `replaced`, the stream took the shard over from that one (kept until the next takeover).
+   */
   async saveShardStream(
     shardId: number,
     stream: { streamId: string; startedAt: Date; seq: number; gap: boolean },
     reportedAt: Date,
+    replaced?: ReplacedStream,
   ): Promise<void> {
     await this.manager.query(
       `INSERT INTO bot_guild_shards (shard_id, shard_count, snapshot_at, reported_at, version,
-         stream_id, stream_started_at, stream_seq, stream_gap)
-       VALUES ($1, NULL, NULL, $2, ${NEXT_VERSION}, $3, $4, $5, $6)
+         stream_id, stream_started_at, stream_seq, stream_gap, stream_reported_at)
+       VALUES ($1, NULL, NULL, $2, ${NEXT_VERSION}, $3, $4, $5, $6, $2)
        ON CONFLICT (shard_id) DO UPDATE SET
          reported_at = GREATEST(bot_guild_shards.reported_at, EXCLUDED.reported_at),
          version = EXCLUDED.version,
          stream_id = EXCLUDED.stream_id,
          stream_started_at = EXCLUDED.stream_started_at,
          stream_seq = EXCLUDED.stream_seq,
-         stream_gap = EXCLUDED.stream_gap`,
-      [shardId, reportedAt, stream.streamId, stream.startedAt, stream.seq, stream.gap],
+         stream_gap = EXCLUDED.stream_gap,
+         stream_reported_at = EXCLUDED.stream_reported_at,
+         previous_stream_id = CASE WHEN $7 THEN $8 ELSE bot_guild_shards.previous_stream_id END,
+         previous_stream_reported_at = CASE WHEN $7 THEN $9::timestamptz
+           ELSE bot_guild_shards.previous_stream_reported_at END,
+         stream_replaced_at = CASE WHEN $7 THEN EXCLUDED.reported_at
+           ELSE bot_guild_shards.stream_replaced_at END`,
+      [
+        shardId,
+        reportedAt,
+        stream.streamId,
+        stream.startedAt,
+        stream.seq,
+        stream.gap,
+        replaced !== undefined,
+        replaced?.streamId ?? null,
+        replaced?.reportedAt ?? null,
+      ],
+    );
+  }
+
+  /** The facts of these guilds' rows (those with one), without their states. */
+  async facts(guildIds: readonly string[]): Promise<Map<string, GuildStateFacts>> {
+    if (guildIds.length === 0) return new Map();
+    const rows = await this.manager.query<
+      {
+        guild_id: string;
+        stream_id: string;
+        hash: string;
+        drifted: boolean;
+        unavailable: boolean;
+        deletes: boolean;
+        bytes: number;
+      }[]
+    >(
+      `SELECT guild_id, stream_id, hash, drifted, unavailable,
+         jsonb_array_length(deleted_ids) > 0 AS deletes, bytes
+       FROM bot_guild_states WHERE guild_id = ANY($1::varchar[])`,
+      [guildIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.guild_id,
+        {
+          streamId: row.stream_id,
+          hash: row.hash,
+          drifted: row.drifted,
+          unavailable: row.unavailable,
+          deletes: row.deletes,
+          bytes: row.bytes,
+        },
+      ]),
+    );
+  }
+
+  /**
+   * Rows whose state a `guild_create` repeated (the same hash): their state stays as it is; they
+   * now come from `streamId`, undrifted, available, with no deleted ids remembered.
+   */
+  async adopt(rows: readonly AdoptedRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.manager.query(
+      `UPDATE bot_guild_states s SET stream_id = r.stream_id, drifted = false, unavailable = false,
+         deleted_ids = '[]'::jsonb, reported_at = r.reported_at, version = ${NEXT_VERSION}
+       FROM unnest($1::varchar[], $2::varchar[], $3::timestamptz[])
+         AS r(guild_id, stream_id, reported_at)
+       WHERE s.guild_id = r.guild_id`,
+      [rows.map((r) => r.guildId), rows.map((r) => r.streamId), rows.map((r) => r.reportedAt)],
     );
   }
 
@@ -143,34 +268,36 @@ export class GuildStateWrites {
     );
   }
 
-  /** Writes these guilds' rows whole, in one statement. */
+  /**
+   * Writes these guilds' rows whole, in one statement: one JSON document of the rows, each state
+   * in it as serialised once (no array literal to escape, nothing parsed twice).
+   */
   async save(rows: readonly GuildStateRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.manager.query(
       `INSERT INTO bot_guild_states (guild_id, shard_id, stream_id, state, deleted_ids, hash,
-         drifted, unavailable, reported_at, version)
-       SELECT r.guild_id, r.shard_id, r.stream_id, r.state::jsonb, r.deleted_ids::jsonb, r.hash,
-         r.drifted, r.unavailable, r.reported_at, ${NEXT_VERSION}
-       FROM unnest($1::varchar[], $2::int[], $3::varchar[], $4::text[], $5::text[], $6::varchar[],
-         $7::boolean[], $8::boolean[], $9::timestamptz[])
-         AS r(guild_id, shard_id, stream_id, state, deleted_ids, hash, drifted, unavailable,
-           reported_at)
+         drifted, unavailable, reported_at, bytes, version)
+       SELECT r.guild_id, r.shard_id, r.stream_id, r.state, r.deleted_ids, r.hash, r.drifted,
+         r.unavailable, r.reported_at, r.bytes, ${NEXT_VERSION}
+       FROM json_to_recordset($1::json) AS r(guild_id varchar, shard_id int, stream_id varchar,
+         state jsonb, deleted_ids jsonb, hash varchar, drifted boolean, unavailable boolean,
+         reported_at timestamptz, bytes int)
        ON CONFLICT (guild_id) DO UPDATE SET
          shard_id = EXCLUDED.shard_id, stream_id = EXCLUDED.stream_id, state = EXCLUDED.state,
          deleted_ids = EXCLUDED.deleted_ids, hash = EXCLUDED.hash, drifted = EXCLUDED.drifted,
          unavailable = EXCLUDED.unavailable, reported_at = EXCLUDED.reported_at,
-         version = EXCLUDED.version`,
-      [
-        rows.map((r) => r.guildId),
-        rows.map((r) => r.shardId),
-        rows.map((r) => r.streamId),
-        rows.map((r) => JSON.stringify(r.held.state)),
-        rows.map((r) => JSON.stringify(r.held.deletedIds)),
-        rows.map((r) => r.hash),
-        rows.map((r) => r.drifted),
-        rows.map((r) => r.held.unavailable),
-        rows.map((r) => r.reportedAt),
-      ],
+         bytes = EXCLUDED.bytes, version = EXCLUDED.version`,
+      [rowsDocument(rows)],
+    );
+  }
+
+  /** These guilds' states are no longer trusted (a change past a cap): their full state is needed. */
+  async markDrifted(guildIds: readonly string[]): Promise<void> {
+    if (guildIds.length === 0) return;
+    await this.manager.query(
+      `UPDATE bot_guild_states SET drifted = true, version = ${NEXT_VERSION}
+       WHERE guild_id = ANY($1::varchar[])`,
+      [guildIds],
     );
   }
 
@@ -200,6 +327,16 @@ export class GuildStateRepository {
       [version, limit],
     );
     return rows.map(metaOf);
+  }
+
+  /** The stored hash of each of these guilds that has a row. */
+  async storedHashes(guildIds: readonly string[]): Promise<Map<string, string>> {
+    if (guildIds.length === 0) return new Map();
+    const rows = await this.dataSource.query<{ guild_id: string; hash: string }[]>(
+      `SELECT guild_id, hash FROM bot_guild_states WHERE guild_id = ANY($1::varchar[])`,
+      [guildIds],
+    );
+    return new Map(rows.map((row) => [row.guild_id, row.hash]));
   }
 
   /** One guild's state and its row's facts; undefined when there is no row. */

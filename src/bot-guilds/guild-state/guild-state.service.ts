@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { BotMembershipService, type FeedFollower } from 'src/bot-guilds/bot-membership.service';
+import type { ShardState } from 'src/bot-guilds/bot-guilds.repository';
 import {
   GUILD_STATE_BEHIND_REASONS,
   type GuildStateBehindReason,
+  type GuildStateShardDto,
   type GuildStateStatusDto,
 } from 'src/bot-guilds/dto/guild-state.dto';
 import {
@@ -84,11 +86,26 @@ export class GuildStateService implements FeedFollower {
     if (meta.drifted) return 'drifted';
     if (meta.unavailable) return 'unavailable';
     const shard = this.membership.shard(meta.shardId);
-    if (!shard || shard.streamId !== meta.streamId) return 'old_stream';
-    if (shard.streamGap) return 'gap';
-    // The bound on how old a state the routes show: its shard's last report, at most this old.
-    if (this.clock.nowMs() - shard.reportedAt.getTime() > this.maxAgeMs) return 'stale';
-    return null;
+    if (!shard) return 'old_stream';
+    if (shard.streamId === meta.streamId) {
+      if (shard.streamGap) return 'gap';
+      // The bound on how old a state the routes show: its shard's last report, at most this old.
+      if (this.clock.nowMs() - shard.reportedAt.getTime() > this.maxAgeMs) return 'stale';
+      return null;
+    }
+    // A restart: the replaced stream's states serve until each is sent again, as long as a state
+    // of a shard gone quiet would (docs/guild-state.md, "A restart").
+    if (this.inRestartWindow(shard, meta.streamId)) return shard.streamGap ? 'gap' : null;
+    return 'old_stream';
+  }
+
+  /** Whether a state of `streamId` is one the shard's current stream has yet to replace, in time. */
+  private inRestartWindow(shard: ShardState, streamId: string): boolean {
+    return (
+      shard.previousStreamId === streamId &&
+      shard.previousStreamReportedAt !== null &&
+      this.clock.nowMs() - shard.previousStreamReportedAt.getTime() <= this.maxAgeMs
+    );
   }
 
   status(): GuildStateStatusDto {
@@ -98,11 +115,16 @@ export class GuildStateService implements FeedFollower {
     >;
     const listed: { guild_id: string; reason: GuildStateBehindReason }[] = [];
     let live = 0;
+    const restarting = new Map<number, number>();
     const present = this.membership.presentGuilds();
     for (const guildId of present) {
       const reason = this.behind(guildId);
       if (reason === null) {
         live += 1;
+        const meta = this.metas.get(guildId);
+        if (meta && this.membership.shard(meta.shardId)?.streamId !== meta.streamId) {
+          restarting.set(meta.shardId, (restarting.get(meta.shardId) ?? 0) + 1);
+        }
         continue;
       }
       if (reason === 'absent') continue;
@@ -117,6 +139,28 @@ export class GuildStateService implements FeedFollower {
       live,
       behind: counts,
       guilds_behind: listed.slice(0, LISTED_BEHIND),
+      shards: [...this.membership.view().shards.values()]
+        .sort((a, b) => a.shardId - b.shardId)
+        .map((shard) => this.shardStatus(shard, restarting.get(shard.shardId) ?? 0)),
+    };
+  }
+
+  private shardStatus(shard: ShardState, restartGuilds: number): GuildStateShardDto {
+    const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
+    const lastOfReplaced = shard.previousStreamReportedAt;
+    return {
+      shard_id: shard.shardId,
+      stream_id: shard.streamId,
+      gap: shard.streamGap,
+      replaced_stream_id: shard.previousStreamId,
+      replaced_at: iso(shard.streamReplacedAt),
+      restart_guilds: restartGuilds,
+      restart_until:
+        restartGuilds > 0 && lastOfReplaced
+          ? new Date(lastOfReplaced.getTime() + this.maxAgeMs).toISOString()
+          : null,
+      snapshot_at: iso(shard.snapshotAt),
+      replaced_snapshot_at: iso(shard.previousSnapshotAt),
     };
   }
 
