@@ -1,6 +1,10 @@
 import { AppException } from 'src/common/errors/app.exception';
 import { SERVICE_CALLER } from 'src/common/http/request-context';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { CallerUsage, USAGE_WINDOW_MS } from 'src/platform/caller-usage';
+import type { IdentityId } from 'src/platform/identity-window';
+
+export type { IdentityId } from 'src/platform/identity-window';
 
 /** The bounds of every shared platform bucket's queue (docs/request-costs.md, "Shared platform buckets"). */
 export interface BucketQueueLimits {
@@ -29,8 +33,6 @@ const SERVICE_HOLD_FACTOR = 5;
 /** Calls a bucket lets wait before it has timed one: its estimate starts at maxWaitMs / this. */
 const FIRST_WAITERS = 5;
 
-/** Calls served per caller are counted over two windows of this length (the current and the last). */
-const USAGE_WINDOW_MS = 60_000;
 /** Weight of the newest call in a bucket's estimate of how long a call takes. */
 const SERVICE_EWMA = 0.5;
 
@@ -77,10 +79,8 @@ interface Bucket {
   waiting: Waiter[];
   /** Calls of each caller waiting or under way. */
   held: Map<string, number>;
-  /** Calls served per caller in the current and the previous usage window. */
-  usage: Map<string, number>;
-  previousUsage: Map<string, number>;
-  windowStart: number;
+  /** Calls asked per caller in the last minute or two. */
+  usage: CallerUsage;
   /**
    * How long the bucket takes per call, recent calls weighted most (ms): a call's duration, or
    * while calls queue, the time between one call's start and the next's (the platform's rate).
@@ -104,15 +104,6 @@ interface Bucket {
 export interface BucketObservation {
   remaining?: number;
   resetAfterMs?: number;
-}
-
-/** Whom the platform limits as one (a token, or the address of the token endpoint's callers). */
-export interface IdentityId {
-  key: string;
-  /** How users are told of it: "the bot token". */
-  label: string;
-  /** The platform's global limit of the identity, calls a second. */
-  perSecond: number;
 }
 
 /** One call to queue: its bucket, the identity the bucket belongs to, and who it is charged to. */
@@ -170,7 +161,7 @@ export class BucketQueues {
     const { key, label, caller } = call;
     const bucket = this.bucket(key, label);
     // Usage is what a caller asks of the bucket, served or not: a flood ranks its sender last.
-    this.countUse(bucket, caller);
+    bucket.usage.count(caller);
     const held = bucket.held.get(caller) ?? 0;
     // The service's own work (timers, the CLI, the bot's reports) is bounded where it is written:
     // it waits its turn, but is not refused for a long queue (the identity's bound still holds).
@@ -281,9 +272,7 @@ export class BucketQueues {
     if (bucket.waiting.length < this.limits.maxWaiting) return;
     // Full: the last waiter of the caller who used the bucket most gives up its place, if that
     // caller used it more than this one.
-    const heaviest = bucket.waiting.reduce((worst, waiter) =>
-      this.usageOf(bucket, waiter.caller) >= this.usageOf(bucket, worst.caller) ? waiter : worst,
-    );
+    const heaviest = bucket.usage.heaviest(bucket.waiting);
     if (this.usageOf(bucket, heaviest.caller) <= usage) {
       throw this.refuse(bucket, `${bucket.waiting.length} calls are waiting for it`, estimateMs);
     }
@@ -388,9 +377,7 @@ export class BucketQueues {
         busy: false,
         waiting: [],
         held: new Map(),
-        usage: new Map(),
-        previousUsage: new Map(),
-        windowStart: this.now(),
+        usage: new CallerUsage(this.now),
         serviceMs: 0,
         lastStartAt: this.now(),
         remaining: null,
@@ -399,25 +386,12 @@ export class BucketQueues {
       };
       this.buckets.set(key, bucket);
     }
-    this.rollWindow(bucket);
+    bucket.usage.roll();
     return bucket;
   }
 
-  private rollWindow(bucket: Bucket): void {
-    const elapsed = this.now() - bucket.windowStart;
-    if (elapsed < USAGE_WINDOW_MS) return;
-    bucket.previousUsage = elapsed < 2 * USAGE_WINDOW_MS ? bucket.usage : new Map<string, number>();
-    bucket.usage = new Map<string, number>();
-    bucket.windowStart = this.now();
-  }
-
   private usageOf(bucket: Bucket, caller: string): number {
-    return (bucket.usage.get(caller) ?? 0) + (bucket.previousUsage.get(caller) ?? 0);
-  }
-
-  private countUse(bucket: Bucket, caller: string): void {
-    this.rollWindow(bucket);
-    bucket.usage.set(caller, (bucket.usage.get(caller) ?? 0) + 1);
+    return bucket.usage.of(caller);
   }
 
   /**
@@ -428,7 +402,7 @@ export class BucketQueues {
     const held = (bucket.held.get(caller) ?? 1) - 1;
     if (held > 0) bucket.held.set(caller, held);
     else bucket.held.delete(caller);
-    if (this.idle(bucket) && bucket.usage.size === 0 && bucket.previousUsage.size === 0) {
+    if (this.idle(bucket) && bucket.usage.empty) {
       this.buckets.delete(key);
     }
   }
@@ -442,7 +416,7 @@ export class BucketQueues {
     if (now - this.sweptAt >= USAGE_WINDOW_MS) {
       this.sweptAt = now;
       for (const [key, bucket] of this.buckets) {
-        if (this.idle(bucket) && now - bucket.windowStart >= 2 * USAGE_WINDOW_MS) {
+        if (this.idle(bucket) && bucket.usage.empty) {
           this.buckets.delete(key);
         }
       }
