@@ -6,6 +6,7 @@ import {
 import type { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import type { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.service';
 import type { Clock } from 'src/common/time/clock';
+import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import type { UserMemberService } from 'src/guilds/user-member.service';
 import { type GuildChannel } from 'src/guilds/guild-context';
@@ -84,7 +85,9 @@ function service(
   const userMembers = {
     ownMember: () => Promise.resolve(undefined),
   } as unknown as UserMemberService;
-  return new GuildAccessService(platform, membership, guildStates, userMembers, clock);
+  // Outside a request: no user to charge a cold load to.
+  const limiter = { enabled: false } as unknown as RateLimiter;
+  return new GuildAccessService(platform, membership, guildStates, userMembers, clock, limiter);
 }
 
 describe('GuildAccessService', () => {

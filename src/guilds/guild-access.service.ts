@@ -9,6 +9,8 @@ import type {
 } from 'discord-api-types/v10';
 import { allSettled } from 'src/common/async/all-settled';
 import { Clock } from 'src/common/time/clock';
+import { requestContext } from 'src/common/http/request-context';
+import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildContext, type MemberAccess, type MemberGuildAccess } from 'src/guilds/guild-context';
@@ -46,6 +48,7 @@ export class GuildAccessService {
     private readonly guildStates: GuildStateService,
     private readonly userMembers: UserMemberService,
     private readonly clock: Clock,
+    private readonly limiter: RateLimiter,
   ) {}
 
   /**
@@ -112,12 +115,13 @@ export class GuildAccessService {
 
   /**
    * The guild as the bot's feed holds it while that is live (no platform call: docs/guild-state.md);
-   * otherwise its parts and the bot's member from the platform, all asked at once. A guild the
-   * platform refuses is marked left at once.
+   * otherwise its parts and the bot's member from the platform, all asked at once, once the
+   * request's user has paid for them. A guild the platform refuses is marked left at once.
    */
   private async loadContext(guildId: string): Promise<GuildContext> {
     const fed = await this.guildStates.live(guildId);
     if (fed) return this.contextFromFeed(fed);
+    await this.chargeColdLoad(guildId);
     const bot = await this.platform.getBotUser();
     const [guild, ...parts] = await allSettled([
       this.platform.getGuild(guildId),
@@ -127,6 +131,19 @@ export class GuildAccessService {
     ]);
     if (!guild.found) return this.refused(guildId);
     return this.contextFrom(guild, parts);
+  }
+
+  /**
+   * A guild about to be loaded from the platform (not cached) is charged to the request's user,
+   * whatever the route: their `guild-load` budget, 429 with `Retry-After` once spent, before the
+   * bot token pays anything (docs/request-costs.md). Work outside a user's request is not charged.
+   */
+  private async chargeColdLoad(guildId: string): Promise<void> {
+    const userId = requestContext.getStore()?.userId;
+    if (!userId || !this.limiter.enabled) return;
+    if (await this.platform.holdsGuild(guildId)) return;
+    const state = await this.limiter.count('guild-load', userId);
+    if (state.blocked) throw this.limiter.refusal(state);
   }
 
   /**

@@ -166,6 +166,22 @@ export class PlatformService implements OnApplicationBootstrap {
   }
 
   /**
+   * Whether the guild's context (the guild, its channels, its active threads and the bot's member)
+   * is all held in the cache, answers "not found" included: opening it then costs no call.
+   */
+  async holdsGuild(guildId: string): Promise<boolean> {
+    const bot = await this.getBotUser();
+    const keys = [
+      guildKey(guildId),
+      channelsKey(guildId),
+      threadsKey(guildId),
+      memberKey(guildId, bot.id),
+    ];
+    const held = await Promise.all(keys.map((key) => this.cache.peek<unknown>(key)));
+    return held.every((value) => value !== undefined);
+  }
+
+  /**
    * The platform refused the guild on another route (a member lookup answered "no such guild"):
    * the guild's own lookup is held as refused for as long as a refusal is, and its parts go.
    */

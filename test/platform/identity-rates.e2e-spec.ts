@@ -124,6 +124,59 @@ describe('a flood of cold guild opens by a few accounts', () => {
 });
 
 /**
+ * A request pays before it costs (docs/request-costs.md): every route that loads a guild from the
+ * platform (its state not fed live, its answers not cached) counts against the user's one
+ * `guild-load` budget first; once it is spent, the request is refused with 429 and no bot-token
+ * call is made.
+ */
+describe('cold guild loads, charged to their user on every route', () => {
+  const t = useTestApp({
+    env: {
+      GUILD_STATE_FEED: 'false',
+      RATE_LIMITS_ENABLED: 'true',
+      RATE_LIMIT_GUILD_LOAD: '3/60',
+    },
+  });
+  const cold = guildIds(6, 1_700_000_000_000_000_000n);
+
+  beforeAll(async () => {
+    addGuilds(emulatorOf(t()), cold);
+    await t().app.get(DemoBotReporter).settled();
+  });
+
+  it('refuses the fourth cold load of a minute with 429 naming the budget, before any bot-token call', async () => {
+    const { token } = await loginAs(t(), DEMO_IDS.bob);
+    const emulator = emulatorOf(t());
+    const botCalls = (since: number): number =>
+      emulator.requests.slice(since).filter((r) => r.auth === 'bot').length;
+    const get = (path: string): Promise<Response> =>
+      Promise.resolve(t().http().get(path).set('Authorization', `Bearer ${token}`));
+
+    // Three cold loads on three routes: a member without permission, then the guild's info.
+    let since = emulator.requests.length;
+    expect((await get(`/guilds/${cold[0]}/settings/revisions`)).status).toBe(403);
+    expect((await get(`/guilds/${cold[1]}/settings/revisions`)).status).toBe(403);
+    expect((await get(`/users/@me/guilds/${cold[2]}`)).status).toBe(200);
+    expect(botCalls(since)).toBeGreaterThanOrEqual(12);
+    // A guild already loaded costs no budget: it is answered again.
+    expect((await get(`/guilds/${cold[0]}/settings/revisions`)).status).toBe(403);
+
+    since = emulator.requests.length;
+    for (const path of [`/guilds/${cold[3]}/settings/revisions`, `/users/@me/guilds/${cold[4]}`]) {
+      const refused = await get(path);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({
+        code: 'RateLimited',
+        message: expect.stringMatching(/^Too many requests \(guild-load\); retry in \d+ seconds$/),
+      });
+      expect(refused.headers['x-ratelimit-bucket']).toBe('guild-load');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    expect(botCalls(since)).toBe(0);
+  });
+});
+
+/**
  * The invalid-request budget (docs/platform.md) is this service's own limit, kept so the platform
  * does not ban its address: once spent, a request that needs the platform is refused as a limit is,
  * 429 `RateLimited` naming the budget with `Retry-After`, not answered as a failure (500).
