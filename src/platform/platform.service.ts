@@ -123,6 +123,11 @@ export class PlatformService implements OnApplicationBootstrap {
     });
   }
 
+  /** A guild's member as held in the cache (either token's answer), without a call. */
+  heldGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember> | undefined> {
+    return this.cache.peek<Lookup<APIGuildMember>>(memberKey(guildId, userId));
+  }
+
   /**
    * Which of `guildIds` the bot is in, read from the bot's own guild list in the ranges that hold
    * them: the list is sorted by id, so one page from the smallest id not yet settled settles every

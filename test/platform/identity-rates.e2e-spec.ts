@@ -177,6 +177,39 @@ describe('cold guild loads, charged to their user on every route', () => {
 });
 
 /**
+ * A request the service can already refuse costs no bot-token call (docs/request-costs.md): a user
+ * whose own guild list, as read with their token, does not hold the guild is not a member, and a
+ * non-member holds nothing in it.
+ */
+describe('a cold guild asked by a user whose own guild list does not hold it', () => {
+  const t = useTestApp({ env: { GUILD_STATE_FEED: 'false' } });
+  beforeAll(() => t().app.get(DemoBotReporter).settled());
+
+  it('is refused without a bot-token call, on the permission routes and the guild info alike', async () => {
+    // The demo user is not in Bot Lab; the bot is.
+    const { token } = await loginAs(t(), DEMO_IDS.demoUser);
+    const emulator = emulatorOf(t());
+    const get = (path: string): Promise<Response> =>
+      Promise.resolve(t().http().get(path).set('Authorization', `Bearer ${token}`));
+    const list = await get('/users/@me/guilds');
+    expect(list.status).toBe(200);
+    expect((list.body.guilds as { id: string }[]).map((g) => g.id)).not.toContain(DEMO_IDS.botLab);
+    const since = emulator.requests.length;
+
+    const revisions = await get(`/guilds/${DEMO_IDS.botLab}/settings/revisions`);
+    expect(revisions.status).toBe(403);
+    expect(revisions.body).toEqual({
+      code: 'Restricted',
+      message: 'You are not a member of this guild, so you hold none of its permissions',
+    });
+    const info = await get(`/users/@me/guilds/${DEMO_IDS.botLab}`);
+    expect(info.status).toBe(404);
+    expect(info.body).toEqual({ code: 'NotFound', message: 'You are not a member of this guild' });
+    expect(emulator.requests.slice(since).filter((r) => r.auth === 'bot')).toEqual([]);
+  });
+});
+
+/**
  * The invalid-request budget (docs/platform.md) is this service's own limit, kept so the platform
  * does not ban its address: once spent, a request that needs the platform is refused as a limit is,
  * 429 `RateLimited` naming the budget with `Retry-After`, not answered as a failure (500).
