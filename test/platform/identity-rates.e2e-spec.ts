@@ -1,10 +1,13 @@
 import type { Response } from 'supertest';
 import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import type { EmulatedRequest, PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { emulatorOf, loginAs } from 'test/support/auth';
+import type { EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { emulatorOf, loginAs, loginOn, signInAsRoot } from 'test/support/auth';
 import { faultsOf } from 'test/support/emulator-faults';
-import { botAndAliceGuild } from 'test/support/platform';
+import { botAndAliceGuild, liveModeEnv } from 'test/support/platform';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 
 /** Accounts that flood cold guilds they belong to without holding any permission there. */
@@ -120,6 +123,67 @@ describe('a flood of cold guild opens by a few accounts', () => {
     }
     // The guild owner, asking little, was served while the attack went on.
     expect(opened.map((res) => res.status)).toEqual([200, 200, 200]);
+  });
+});
+
+/**
+ * The same flood on two instances sharing one Redis, one database and one platform (CI's second
+ * pass), each attacker's requests sent to the instances in turn: the bot token's rate is the
+ * fleet's, not each instance's.
+ */
+describeShared('a flood of cold guild opens spread over two instances', () => {
+  let platform: PlatformEmulator;
+  const attacked = ATTACKERS.map((_, i) =>
+    guildIds(REQUESTS_PER_ATTACKER, 1_800_000_000_000_000_000n + BigInt(i) * 1_000n),
+  );
+  beforeAll(async () => {
+    platform = await PlatformEmulator.start(DEMO_SEED, {}, { rateLimits: {} });
+    addGuilds(platform, attacked.flat());
+  });
+  afterAll(() => platform.close());
+  const instances = useTwoInstances(() => ({
+    ...liveModeEnv(platform),
+    // One fleet: every instance's keys under one prefix.
+    REDIS_KEY_PREFIX: `identity-rates-${Date.now()}:`,
+    ROOT_USERS: DEMO_IDS.alice,
+    GUILD_STATE_FEED: 'false',
+  }));
+
+  it('keeps the bot token within 50 calls a second at the platform for the fleet', async () => {
+    const [a, b] = instances();
+    // The bot reports where it is, as its shard's READY would.
+    const root = await signInAsRoot(a, platform);
+    const ids = platform.state.botGuildIds();
+    await a
+      .http()
+      .put('/internal/shards/0/guilds')
+      .set('Authorization', `Bearer ${root.bot}`)
+      .send({
+        shard_count: 1,
+        snapshot_at: new Date().toISOString(),
+        total: ids.length,
+        guild_ids: ids,
+      })
+      .expect(200);
+    const tokens = await Promise.all(ATTACKERS.map((id) => loginOn(a, platform, id)));
+    const since = platform.requests.length;
+    let turn = 0;
+    const answers = await Promise.all(
+      tokens.flatMap((token, i) =>
+        attacked[i].map((guild) =>
+          [a, b][turn++ % 2]
+            .http()
+            .get(`/guilds/${guild}/settings/revisions`)
+            .set('Authorization', `Bearer ${token}`)
+            .then((res) => res),
+        ),
+      ),
+    );
+    const calls = platform.requests.slice(since);
+    expect(busiestSecond(calls)).toBeLessThanOrEqual(BOT_PER_SECOND);
+    expect(global429s(calls)).toBe(0);
+    expect(answers.every((res) => res.status === 403 || res.status === 429)).toBe(true);
+    expect(answers.filter((res) => res.status === 429).length).toBeGreaterThan(0);
   });
 });
 
