@@ -96,6 +96,9 @@ export class IdentityLimiter {
     if (state.waiting.length === 0) {
       const verdict = await this.take(identity, caller);
       if (verdict.admitted) return verdict.place;
+      if (this.asksTooMuch(identity, state, caller, verdict)) {
+        throw this.overShare(identity, verdict.retryAfterMs);
+      }
       this.checkWait(identity, state, caller, verdict.retryAfterMs);
       return this.wait(identity, state, caller, this.now() + verdict.retryAfterMs);
     }
@@ -225,13 +228,18 @@ export class IdentityLimiter {
           waiter.admit(verdict.place);
           continue;
         }
-        const at = this.now() + verdict.retryAfterMs;
-        if (verdict.reason === 'share') {
-          waiter.notBefore = at;
-          wakeAt = Math.min(wakeAt, at);
+        if (this.asksTooMuch(identity, state, waiter.caller, verdict)) {
+          state.waiting.splice(state.waiting.indexOf(waiter), 1);
+          waiter.refuse(this.overShare(identity, verdict.retryAfterMs));
           continue;
         }
-        wakeAt = Math.min(wakeAt, at);
+        if (verdict.reason === 'share') {
+          // Its own calls fill its share: it is tried again when the oldest of them leaves.
+          waiter.notBefore = this.now() + verdict.retryAfterMs;
+          wakeAt = Math.min(wakeAt, waiter.notBefore);
+          continue;
+        }
+        wakeAt = Math.min(wakeAt, this.now() + verdict.retryAfterMs);
         break;
       }
     } finally {
@@ -261,6 +269,24 @@ export class IdentityLimiter {
 
   private usageOf(state: IdentityState, caller: string): number {
     return state.usage.of(caller);
+  }
+
+  /**
+   * A caller holding its share of a busy identity who has also asked more of it in the last minute
+   * or two than the identity carries in a second is refused at once (a flood, not a user's burst):
+   * its wait would only hold a place others need. A caller who asked less waits its turn.
+   */
+  private asksTooMuch(
+    identity: IdentityId,
+    state: IdentityState,
+    caller: string,
+    verdict: Exclude<WindowTake, { admitted: true }>,
+  ): boolean {
+    return verdict.reason === 'share' && this.usageOf(state, caller) > identity.perSecond;
+  }
+
+  private overShare(identity: IdentityId, waitMs: number): BucketBusyError {
+    return this.refuse(identity, 'you hold your share of it while it is busy', waitMs);
   }
 
   private refuse(identity: IdentityId, reason: string, waitMs: number): BucketBusyError {
