@@ -16,7 +16,8 @@ import {
  *
  * KEYS: the identity's window (a sorted set: `<call id>|<caller>` → when its answer came, ms, or
  * a time ahead while under way).
- * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms).
+ * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms), '1' for a light
+ * caller (one who asked little lately) or '0'.
  * Returns {1} when let through; {0, wait ms, 'full' | 'share'} when refused.
  */
 const TAKE = `
@@ -51,6 +52,8 @@ if 2 * used >= limit then
     if not callers[who] then callers[who] = true; count = count + 1 end
     if who == ARGV[2] then mine = mine + 1 end
   end
+  -- Past half, while others hold places too, a caller who asked much waits for the first half.
+  if ARGV[6] ~= '1' and mine < used then return {0, wait(nil), 'share'} end
   if not callers[ARGV[2]] then count = count + 1 end
   if mine >= math.ceil(limit / count) then return {0, wait(ARGV[2]), 'share'} end
 end
@@ -86,7 +89,12 @@ export class FleetIdentityWindows implements IdentityWindows {
     private readonly keyPrefix: string,
   ) {}
 
-  async take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake> {
+  async take(
+    identity: IdentityId,
+    caller: string,
+    limit: number,
+    light: boolean,
+  ): Promise<WindowTake> {
     const key = `${this.keyPrefix}platform:identity:${identity.key}`;
     const id = `${this.instance}:${this.seq++}`;
     const answer = (await this.redis.eval(
@@ -98,6 +106,7 @@ export class FleetIdentityWindows implements IdentityWindows {
       limit,
       IDENTITY_WINDOW_MS,
       IN_FLIGHT_MS,
+      light ? '1' : '0',
     )) as [number, number?, string?];
     if (answer[0] === 1) {
       return {

@@ -106,19 +106,25 @@ export class IdentityLimiter {
     return this.wait(identity, state, caller, this.now());
   }
 
-  /** Takes room in the fleet's window, or this instance's share of the rate while it is out of reach. */
+  /**
+   * Takes room in the fleet's window, or this instance's share of the rate while it is out of
+   * reach. A caller is light while it has asked no more of the identity in the last minute or two
+   * than half a second of its rate: only light callers take places past half the window.
+   */
   private async take(identity: IdentityId, caller: string): Promise<WindowTake> {
     const { fleet } = this.options;
+    const state = this.state(identity.key);
+    const light = this.usageOf(state, caller) <= identity.perSecond / 2;
     if (fleet) {
       try {
-        return await fleet.take(identity, caller, identity.perSecond);
+        return await fleet.take(identity, caller, identity.perSecond, light);
       } catch (error) {
         this.warn(error);
         const share = Math.floor(identity.perSecond / Math.max(1, this.options.fleetSize?.() ?? 1));
-        return this.local.take(identity, caller, Math.max(1, share));
+        return this.local.take(identity, caller, Math.max(1, share), light);
       }
     }
-    return this.local.take(identity, caller, identity.perSecond);
+    return this.local.take(identity, caller, identity.perSecond, light);
   }
 
   /**

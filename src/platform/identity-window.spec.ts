@@ -83,6 +83,26 @@ describe('decideInWindow', () => {
     expect(decideInWindow(entries, caller, limit, NOW)).toEqual(expected);
   });
 
+  it.each<[string, WindowEntry[], ReturnType<typeof decideInWindow>]>([
+    [
+      'a caller who asked much is let through below half the window',
+      calls('a', 4),
+      { admitted: true },
+    ],
+    [
+      'past half, a caller who asked much is refused while others hold places, however little it holds',
+      calls('b', 5, 300),
+      { admitted: false, retryAfterMs: IDENTITY_WINDOW_MS - 300, reason: 'share' },
+    ],
+    [
+      'a caller who asked much, alone in the window (a crowd behind one address), may fill it',
+      calls('heavy', 9),
+      { admitted: true },
+    ],
+  ])('%s', (_name, entries, expected) => {
+    expect(decideInWindow(entries, 'heavy', 10, NOW, false)).toEqual(expected);
+  });
+
   it('keeps every window of its length at the limit, however the callers ask', async () => {
     // 20 callers asking every 5 ms for 3 windows: no window ever holds more than the limit.
     let clock = 0;
@@ -91,7 +111,7 @@ describe('decideInWindow', () => {
     const identity = { key: 'bot', label: 'the bot token', perSecond: 50 };
     for (clock = 0; clock < 3 * IDENTITY_WINDOW_MS; clock += 5) {
       for (let caller = 0; caller < 20; caller++) {
-        const taken = await windows.take(identity, `user:${caller}`, 50);
+        const taken = await windows.take(identity, `user:${caller}`, 50, true);
         if (!taken.admitted) continue;
         // Answered at once.
         taken.place.done();
@@ -109,19 +129,19 @@ describe('decideInWindow', () => {
     let clock = 0;
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const first = await windows.take(identity, 'a', 2);
-    const second = await windows.take(identity, 'b', 2);
+    const first = await windows.take(identity, 'a', 2, true);
+    const second = await windows.take(identity, 'b', 2, true);
     if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
     clock = 5_000;
     // Both still under way: no room, whatever the time.
-    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: false });
+    expect(await windows.take(identity, 'c', 2, true)).toMatchObject({ admitted: false });
     first.place.done();
     clock = 5_000 + IDENTITY_WINDOW_MS - 1;
-    expect(await windows.take(identity, 'c', 2)).toMatchObject({
+    expect(await windows.take(identity, 'c', 2, true)).toMatchObject({
       admitted: false,
       retryAfterMs: 1,
     });
     clock = 5_000 + IDENTITY_WINDOW_MS;
-    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: true });
+    expect(await windows.take(identity, 'c', 2, true)).toMatchObject({ admitted: true });
   });
 });

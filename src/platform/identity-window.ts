@@ -48,10 +48,11 @@ export type WindowVerdict =
  * - never past `limit` calls in the window (the identity's rate, for the whole fleet);
  * - while the window is less than half used, anyone may (a crowd behind one address is not
  *   refused while the identity has room);
- * - past half, a caller may hold at most its share: the limit divided among the callers in the
+ * - past half, while other callers hold places too, only a `light` caller (one who asked little
+ *   of the identity lately: see IdentityLimiter) may, and at most its share: the limit divided among the callers in the
  *   window, itself included (rounded up: at least one call each, and the window can still fill).
- *   A few callers asking much cannot take the identity from everyone else: a caller who asked less
- *   is still let through.
+ *   Callers who ask much share the first half: neither a few accounts nor many addresses can take
+ *   the identity from everyone else, and a caller who asked little is still let through.
  *
  * The wait of a refused call is until the oldest answered call concerned leaves the window, or a
  * window when all of them are still under way. `entries` may hold calls older than the window;
@@ -62,6 +63,7 @@ export function decideInWindow(
   caller: string,
   limit: number,
   now: number,
+  light = true,
   windowMs: number = IDENTITY_WINDOW_MS,
 ): WindowVerdict {
   const live = entries.filter((entry) => entry.at > now - windowMs);
@@ -69,6 +71,9 @@ export function decideInWindow(
     return { admitted: false, retryAfterMs: waitFor(live, now, windowMs), reason: 'full' };
   }
   if (2 * live.length < limit) return { admitted: true };
+  if (!light && live.some((entry) => entry.caller !== caller)) {
+    return { admitted: false, retryAfterMs: waitFor(live, now, windowMs), reason: 'share' };
+  }
   const callers = new Set(live.map((entry) => entry.caller)).add(caller);
   const share = Math.ceil(limit / callers.size);
   const mine = live.filter((entry) => entry.caller === caller);
@@ -94,8 +99,11 @@ export type WindowTake =
 
 /** Where an identity's window is kept: in process, or in Redis for the fleet. */
 export interface IdentityWindows {
-  /** Decides one call of `caller` and, when it is let through, holds its place in the window. */
-  take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake>;
+  /**
+   * Decides one call of `caller` (`light`: it asked little of the identity lately) and, when it is
+   * let through, holds its place in the window.
+   */
+  take(identity: IdentityId, caller: string, limit: number, light: boolean): Promise<WindowTake>;
 }
 
 /**
@@ -107,13 +115,13 @@ export class LocalIdentityWindows implements IdentityWindows {
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake> {
+  take(identity: IdentityId, caller: string, limit: number, light: boolean): Promise<WindowTake> {
     const now = this.now();
     const entries = (this.windows.get(identity.key) ?? []).filter(
       (entry) => entry.at > now - IDENTITY_WINDOW_MS,
     );
     this.windows.set(identity.key, entries);
-    const verdict = decideInWindow(entries, caller, limit, now);
+    const verdict = decideInWindow(entries, caller, limit, now, light);
     if (!verdict.admitted) return Promise.resolve(verdict);
     const entry = { at: now + IN_FLIGHT_MS, caller };
     entries.push(entry);

@@ -40,7 +40,7 @@ describeWithRedis('platform identities’ windows in Redis', () => {
   it('lets exactly the limit through when three instances ask 300 calls at once', async () => {
     const instances = await fleet(3);
     const takes = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => instances[i % 3].take(BOT, `user:${i}`, 50)),
+      Array.from({ length: 300 }, (_, i) => instances[i % 3].take(BOT, `user:${i}`, 50, true)),
     );
     expect(admitted(takes)).toBe(50);
     for (const take of takes.filter((t) => !t.admitted)) {
@@ -50,24 +50,28 @@ describeWithRedis('platform identities’ windows in Redis', () => {
 
   it('gives a caller its share past half the window, and room to a caller who asked nothing', async () => {
     const [a, b] = await fleet(2);
-    expect(await b.take(BOT, 'user:quiet', 10)).toMatchObject({ admitted: true });
+    expect(await b.take(BOT, 'user:quiet', 10, true)).toMatchObject({ admitted: true });
     // Past half the window, with one other caller in it, the flood's share is 5 of 10.
     const flood = [];
-    for (let i = 0; i < 8; i++) flood.push(await a.take(BOT, 'user:flood', 10));
+    for (let i = 0; i < 8; i++) flood.push(await a.take(BOT, 'user:flood', 10, true));
     expect(admitted(flood)).toBe(5);
     expect(flood.filter((t) => !t.admitted)[0]).toMatchObject({ reason: 'share' });
-    // A caller who asked nothing still finds room.
-    expect(await b.take(BOT, 'user:newcomer', 10)).toMatchObject({ admitted: true });
+    // A caller who asked nothing still finds room; one who asked much elsewhere does not.
+    expect(await b.take(BOT, 'user:heavy', 10, false)).toMatchObject({
+      admitted: false,
+      reason: 'share',
+    });
+    expect(await b.take(BOT, 'user:newcomer', 10, true)).toMatchObject({ admitted: true });
   });
 
   it('holds a place while its call is under way, and frees it a window after the answer', async () => {
     const [a] = await fleet(1);
-    const first = await a.take(BOT, 'user:a', 1);
+    const first = await a.take(BOT, 'user:a', 1, true);
     if (!first.admitted) throw new Error('an empty window has room');
-    expect(await a.take(BOT, 'user:b', 1)).toMatchObject({ admitted: false, reason: 'full' });
+    expect(await a.take(BOT, 'user:b', 1, true)).toMatchObject({ admitted: false, reason: 'full' });
     first.place.done();
     const after = await eventually(
-      () => a.take(BOT, 'user:b', 1),
+      () => a.take(BOT, 'user:b', 1, true),
       (take) => take.admitted,
       5_000,
     );
