@@ -60,7 +60,15 @@ import {
  * run), list their guilds, open a guild nobody opened yet, one someone did, and an invented id,
  * follow one of their guilds' event stream, view its settings and change one, and wait for the
  * change on the stream. A share of the logins grant `guilds.members.read`. Requests go to the
- * instances in turn.
+ * instances in turn; each user logs in from an address of its own, and the service's per-caller
+ * budgets are on, as in production.
+ *
+ * Attackers run beside the users, each within every per-caller limit (the patterns of a bot's worst
+ * day): accounts (default 6) that belong to many guilds nobody opened, without any permission there,
+ * each asking one of them for its settings' revisions every 220 ms (the route loads the guild
+ * before it refuses them); and addresses (default 12) that each send ten made-up OAuth2 codes at
+ * once, twelve fresh addresses every 5 s. The report counts what the attackers were answered, and
+ * how fast their refusals came.
  *
  * Each run is one combination of the guild-state feed (on, off) and the REST proxy (off: each
  * instance calls the platform itself; on: every bot-token call through one `@discordjs/proxy`,
@@ -91,6 +99,10 @@ const USAGE = `npm run bench:fleet -- [options]
   --member-scope=<%>     users whose login granted guilds.members.read (the others' own member is
                          read with the bot token) (env FLEET_MEMBER_SCOPE; default 90 with the
                          guild-state feed, 0 without)
+  --attackers=<n>        accounts flooding cold guilds they belong to without permission, a request
+                         every 220 ms each (env FLEET_ATTACKERS; default 6; 0 for none)
+  --code-addresses=<n>   addresses sending bursts of ten made-up OAuth2 codes each, n fresh ones
+                         every 5 s (env FLEET_CODE_ADDRESSES; default 12; 0 for none)
   --changes-per-s=<n>    changes the platform makes to the bot's guilds a second while the users
                          run (a channel renamed, a thread made or archived, a role's permissions, a
                          guild renamed), reported by the bot with the feed (env FLEET_CHANGES_PER_S;
@@ -119,6 +131,8 @@ interface Options {
   /** Percent; null: the run's default (90 with the feed, 0 without). */
   memberScope: number | null;
   changesPerS: number;
+  attackers: number;
+  codeAddresses: number;
   write: boolean;
   redisUrl: string;
 }
@@ -149,6 +163,16 @@ const STREAM_WAIT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** The emulated token endpoint's bucket per address (emulator-rate-limits.ts). */
 const TOKEN_ENDPOINT_PER_SECOND = 10;
+/** An attacking account's pace: under the general budget of 300 requests a minute. */
+const ATTACK_EVERY_MS = 220;
+/** Guilds each attacking account belongs to (none of them opened by the users). */
+const GUILDS_PER_ATTACKER = 600;
+/** Made-up codes each attacking address sends at once: its whole `oauth2` budget of a minute. */
+const CODES_PER_ADDRESS = 10;
+/** A burst of made-up codes from fresh addresses this often. */
+const CODE_BURST_EVERY_MS = 5_000;
+/** The attacking accounts' ids. */
+const ATTACKER_BASE = 1_350_000_000_000_000_000n;
 
 const GUILD_BASE = 1_200_000_000_000_000_000n;
 const USER_BASE = 1_300_000_000_000_000_000n;
@@ -197,6 +221,9 @@ type Step = (typeof STEPS)[number];
 
 interface World {
   seed: EmulatorSeed;
+  /** Accounts that flood cold guilds, and the guilds each belongs to without permission. */
+  attackers: string[];
+  attackedGuilds: Map<string, string[]>;
   botId: string;
   operator: string;
   users: string[];
@@ -236,8 +263,17 @@ interface FeedReport {
   behind: Record<string, number>;
 }
 
+/** What the attackers were answered: by status, and how long each refusal (429) took. */
+interface AttackReport {
+  guildRequests: Map<number, number>;
+  guildRefusalMs: number[];
+  codes: Map<number, number>;
+  codeRefusalMs: number[];
+}
+
 interface RunReport extends RunSpec {
   results: StepResult[];
+  attack: AttackReport;
   /**
    * Users' changes the stream's `ready` already held: the stream answered, the change committed,
    * then the stream read its position (GuildFollower.begin), so no event came for it.
@@ -315,6 +351,8 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     'returning',
     'member-scope',
     'changes-per-s',
+    'attackers',
+    'code-addresses',
     'write',
   ];
   const values = readArguments(args, known, USAGE);
@@ -345,6 +383,12 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     returning: percent('returning', 'FLEET_RETURNING'),
     memberScope: percent('member-scope', 'FLEET_MEMBER_SCOPE'),
     changesPerS: integer('--changes-per-s', value('changes-per-s', 'FLEET_CHANGES_PER_S', '3'), 0),
+    attackers: integer('--attackers', value('attackers', 'FLEET_ATTACKERS', '6'), 0),
+    codeAddresses: integer(
+      '--code-addresses',
+      value('code-addresses', 'FLEET_CODE_ADDRESSES', '12'),
+      0,
+    ),
     write: values.has('write'),
     redisUrl: env.FLEET_REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
@@ -408,6 +452,21 @@ function buildWorld(options: Options): World {
       else entities.channels += 1;
     }
   }
+  // The attackers join guilds from the second half of the list, which the users' cold opens (their
+  // own guilds, the first ones) do not reach; no random draw, so the users' world stays the same.
+  const attackers = Array.from({ length: options.attackers }, (_, i) =>
+    (ATTACKER_BASE + BigInt(i)).toString(),
+  );
+  const attackedGuilds = new Map<string, string[]>(attackers.map((id) => [id, []]));
+  const half = Math.floor(guilds.length / 2);
+  for (const [k, attacker] of attackers.entries()) {
+    for (let n = 0; n < GUILDS_PER_ATTACKER; n++) {
+      const target = guilds[half + ((k + n * attackers.length) % (guilds.length - half))];
+      if (target.members.some((member) => member.user_id === attacker)) continue;
+      target.members.push({ user_id: attacker, roles: [], joined_at: target.members[0].joined_at });
+      attackedGuilds.get(attacker)?.push(target.id);
+    }
+  }
   const drawRandom = sequence(0x68e31da4);
   const draws = users.map(() => ({
     returning: drawRandom(1_000_000) / 1_000_000,
@@ -423,9 +482,16 @@ function buildWorld(options: Options): World {
   return {
     seed: {
       application: DEMO_SEED.application,
-      users: [bot, user(operator, 'operator'), ...users.map((id, i) => user(id, `user${i}`))],
+      users: [
+        bot,
+        user(operator, 'operator'),
+        ...users.map((id, i) => user(id, `user${i}`)),
+        ...attackers.map((id, i) => user(id, `attacker${i}`)),
+      ],
       guilds,
     },
+    attackers,
+    attackedGuilds,
     botId,
     operator,
     users,
@@ -636,6 +702,10 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
       ROOT_USERS: world.operator,
       LOG_LEVEL: 'warn',
       GUILD_STATE_FEED: spec.guildState === 'on' ? 'true' : 'false',
+      // The benchmark plays the load balancer: each user, and each sender of made-up codes, names
+      // its address; the service's per-caller budgets are on, as in production.
+      TRUST_PROXY: '127.0.0.1',
+      RATE_LIMITS_ENABLED: 'true',
       ...(proxyServer ? { DISCORD_REST_PROXY_URL: proxyServer.url } : {}),
     };
     // The first instance migrates the new database; the others start on it together.
@@ -683,6 +753,11 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
       group.forEach((user, k) => returning.set(user, tokens[k]));
       earlierVisitsMs += 1_000;
     }
+    const attackerTokens: string[] = [];
+    for (const attacker of world.attackers) {
+      attackerTokens.push(await login(fleet, emulator, attacker));
+      earlierVisitsMs += 1_000 / TOKEN_ENDPOINT_PER_SECOND;
+    }
     const keptSessionsSeconds = (performance.now() - keptStarted) / 1000;
     if (returning.size > 0) {
       console.log(
@@ -722,6 +797,7 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
             changeGuild(emulator, world, changes++, changeRandom);
           }, 1000 / options.changesPerS)
         : null;
+    const attack = startAttack(fleet, world, options, attackerTokens);
     let users: { results: StepResult[]; heldByReady: number };
     try {
       users = await simulateUsers(fleet, emulator, world, options, returning, scoped);
@@ -729,6 +805,7 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
       clearInterval(heartbeat);
       if (changing) clearInterval(changing);
     }
+    const attackReport = await attack.stop();
     const durationS = (performance.now() - started) / 1000;
     const requests = emulator.requests.slice(firstRequest);
     const invalidAnswers = emulator.invalidAnswers() - invalidBefore;
@@ -752,6 +829,7 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
     return {
       ...spec,
       ...users,
+      attack: attackReport,
       requests,
       invalidAnswers,
       durationS,
@@ -806,13 +884,14 @@ class Fleet {
   async request(
     method: string,
     path: string,
-    options: { token?: string; body?: object; signal?: AbortSignal } = {},
+    options: { token?: string; body?: object; signal?: AbortSignal; from?: string } = {},
   ): Promise<Response> {
     return fetch(`${this.nextBaseUrl()}${path}`, {
       method,
       headers: {
         ...(options.body ? { 'Content-Type': 'application/json' } : {}),
         ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
+        ...(options.from ? { 'X-Forwarded-For': options.from } : {}),
       },
       body: options.body ? JSON.stringify(options.body) : undefined,
       signal: options.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -825,6 +904,15 @@ function scopesOf(user: string, scoped: ReadonlySet<string>): string[] {
   return scoped.has(user) ? ['identify', 'guilds', MEMBER_READ_SCOPE] : ['identify', 'guilds'];
 }
 
+/**
+ * Where a user logs in from: an address of their own (the service's per-address budgets count
+ * each), as the load balancer names it.
+ */
+function addressOf(userId: string): string {
+  const n = Number(BigInt(userId) % 1_000_000n);
+  return `172.${16 + ((n >> 16) & 15)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
 async function login(
   fleet: Fleet,
   emulator: PlatformEmulator,
@@ -833,6 +921,7 @@ async function login(
 ): Promise<string> {
   const code = emulator.issueCode({ userId, scopes, redirectUri: REDIRECT });
   const response = await fleet.request('POST', '/oauth2', {
+    from: addressOf(userId),
     body: { code, redirect_uri: REDIRECT },
   });
   const text = await response.text();
@@ -1052,6 +1141,83 @@ function changeGuild(
     default:
       emulator.state.updateGuild(guildId, { name: `guild ${guildId.slice(-7)} (${n})` });
   }
+}
+
+// --- The attackers -------------------------------------------------------------------------------
+
+/**
+ * Starts the attackers: each account asks a cold guild of its own for its revisions every
+ * ATTACK_EVERY_MS, and every CODE_BURST_EVERY_MS fresh addresses send ten made-up codes each at
+ * once. `stop` ends them and waits for their answers.
+ */
+function startAttack(
+  fleet: Fleet,
+  world: World,
+  options: Options,
+  tokens: readonly string[],
+): { stop(): Promise<AttackReport> } {
+  const report: AttackReport = {
+    guildRequests: new Map(),
+    guildRefusalMs: [],
+    codes: new Map(),
+    codeRefusalMs: [],
+  };
+  const pending = new Set<Promise<void>>();
+  const send = (
+    counts: Map<number, number>,
+    refusalMs: number[],
+    request: () => Promise<Response>,
+  ): void => {
+    const started = performance.now();
+    const sent = request()
+      .then(async (response) => {
+        await response.arrayBuffer();
+        counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
+        if (response.status === 429) refusalMs.push(performance.now() - started);
+      })
+      .catch(() => void counts.set(0, (counts.get(0) ?? 0) + 1))
+      .finally(() => pending.delete(sent));
+    pending.add(sent);
+  };
+  const next = world.attackers.map(() => 0);
+  const timers = tokens.map((token, k) =>
+    setInterval(() => {
+      const guilds = world.attackedGuilds.get(world.attackers[k]) ?? [];
+      if (guilds.length === 0) return;
+      const guild = guilds[next[k]++ % guilds.length];
+      send(report.guildRequests, report.guildRefusalMs, () =>
+        fleet.request('GET', `/guilds/${guild}/settings/revisions`, { token }),
+      );
+    }, ATTACK_EVERY_MS),
+  );
+  let burst = 0;
+  if (options.codeAddresses > 0) {
+    timers.push(
+      setInterval(() => {
+        for (let a = 0; a < options.codeAddresses; a++) {
+          // A fresh address each burst (an address sends once a minute at most: its budget).
+          const n = burst * options.codeAddresses + a;
+          const from = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+          for (let c = 0; c < CODES_PER_ADDRESS; c++) {
+            send(report.codes, report.codeRefusalMs, () =>
+              fleet.request('POST', '/oauth2', {
+                from,
+                body: { code: `made-up-${n}-${c}`, redirect_uri: REDIRECT },
+              }),
+            );
+          }
+        }
+        burst += 1;
+      }, CODE_BURST_EVERY_MS),
+    );
+  }
+  return {
+    async stop() {
+      for (const timer of timers) clearInterval(timer);
+      await Promise.all(pending);
+      return report;
+    },
+  };
 }
 
 // --- The users -----------------------------------------------------------------------------------
@@ -1298,6 +1464,18 @@ function report(options: Options, world: World, reports: RunReport[]): string {
     String(r.invalidAnswers),
   );
   row('errors users saw', (r) => String(r.results.filter((x) => x.error !== null).length));
+  row(
+    `attackers' cold-guild requests (${options.attackers} accounts): sent / 403 / 429 / other`,
+    (r) => statuses(r.attack.guildRequests, [403, 429]),
+  );
+  row("attackers' cold-guild requests refused (429): p50 / p99 ms", (r) =>
+    refusalTimes(r.attack.guildRefusalMs),
+  );
+  row(
+    `made-up codes (${options.codeAddresses} fresh addresses every ${CODE_BURST_EVERY_MS / 1000} s, ${CODES_PER_ADDRESS} each): sent / 400 / 429 / other`,
+    (r) => statuses(r.attack.codes, [400, 429]),
+  );
+  row('made-up codes refused (429): p50 / p99 ms', (r) => refusalTimes(r.attack.codeRefusalMs));
   row("see the change: held by the stream's `ready` rather than sent as an event", (r) =>
     String(r.heldByReady),
   );
@@ -1368,6 +1546,19 @@ function report(options: Options, world: World, reports: RunReport[]): string {
     );
   }
   return lines.join('\n');
+}
+
+/** `sent / <each of shown> / other` of answers counted by status. */
+function statuses(counts: ReadonlyMap<number, number>, shown: readonly number[]): string {
+  const sent = [...counts.values()].reduce((sum, n) => sum + n, 0);
+  const other = sent - shown.reduce((sum, status) => sum + (counts.get(status) ?? 0), 0);
+  return [sent, ...shown.map((status) => counts.get(status) ?? 0), other].join(' / ');
+}
+
+function refusalTimes(ms: readonly number[]): string {
+  return ms.length === 0
+    ? '–'
+    : `${percentile([...ms], 50).toFixed(0)} / ${percentile([...ms], 99).toFixed(0)}`;
 }
 
 /** A 429 of the global limit. */

@@ -80,6 +80,7 @@ describe('loadConfig', () => {
       'guilds-refresh': { limit: 3, windowSeconds: 300 },
       'guild-check': { limit: 30, windowSeconds: 60 },
       'guild-info': { limit: 30, windowSeconds: 60 },
+      'guild-load': { limit: 30, windowSeconds: 60 },
       'settings-write': { limit: 60, windowSeconds: 60 },
       'bot-feed': { limit: 60_000, windowSeconds: 60 },
     });

@@ -6,6 +6,8 @@ import {
 import type { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
 import type { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.service';
 import type { Clock } from 'src/common/time/clock';
+import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
+import type { UserGuildsService } from 'src/guilds/user-guilds.service';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import type { UserMemberService } from 'src/guilds/user-member.service';
 import { type GuildChannel } from 'src/guilds/guild-context';
@@ -74,6 +76,8 @@ function service(
     getActiveThreads: () => Promise.resolve(found(channels.filter((c) => isThread(c)))),
     getGuildMember: (_guild: string, id: string) => Promise.resolve(memberLookup(id, user)),
     rememberRefusal: () => Promise.resolve(),
+    holdsGuild: () => Promise.resolve(false),
+    heldGuildMember: () => Promise.resolve(undefined),
     ...overrides,
   } as unknown as PlatformService;
   const time = typeof now === 'string' ? (): string => now : now;
@@ -84,7 +88,21 @@ function service(
   const userMembers = {
     ownMember: () => Promise.resolve(undefined),
   } as unknown as UserMemberService;
-  return new GuildAccessService(platform, membership, guildStates, userMembers, clock);
+  // Outside a request: no user to charge a cold load to.
+  const limiter = { enabled: false } as unknown as RateLimiter;
+  // No guild list of the user held.
+  const userGuilds = {
+    heldGuildIds: () => Promise.resolve(undefined),
+  } as unknown as UserGuildsService;
+  return new GuildAccessService(
+    platform,
+    membership,
+    guildStates,
+    userMembers,
+    clock,
+    limiter,
+    userGuilds,
+  );
 }
 
 describe('GuildAccessService', () => {

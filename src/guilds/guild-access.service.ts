@@ -9,6 +9,8 @@ import type {
 } from 'discord-api-types/v10';
 import { allSettled } from 'src/common/async/all-settled';
 import { Clock } from 'src/common/time/clock';
+import { requestContext } from 'src/common/http/request-context';
+import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildContext, type MemberAccess, type MemberGuildAccess } from 'src/guilds/guild-context';
@@ -20,10 +22,19 @@ import {
 import { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
 import { UserMemberService } from 'src/guilds/user-member.service';
+import { UserGuildsService } from 'src/guilds/user-guilds.service';
 
 const CONTEXT_REUSE_MS = 1_000;
 const BOT_NOT_IN_GUILD = 'The bot is not in this guild';
 const USER_NOT_MEMBER = 'You are not a member of this guild';
+const NON_MEMBER_HOLDS_NOTHING =
+  'You are not a member of this guild, so you hold none of its permissions';
+
+/** Who a guild's load is for, and what they are told if they are known not to be a member. */
+interface LoadFor {
+  userId: string;
+  notMember: () => AppException;
+}
 
 /**
  * What other modules need to know about a guild: the cached platform data, the caller's and the
@@ -46,6 +57,8 @@ export class GuildAccessService {
     private readonly guildStates: GuildStateService,
     private readonly userMembers: UserMemberService,
     private readonly clock: Clock,
+    private readonly limiter: RateLimiter,
+    private readonly userGuilds: UserGuildsService,
   ) {}
 
   /**
@@ -63,7 +76,11 @@ export class GuildAccessService {
    * member is loaded together with the guild's parts: one platform round trip when cold.
    */
   async forMember(guildId: string, userId: string): Promise<MemberGuildAccess> {
-    const { context, user } = await this.withMember(guildId, userId);
+    const { context, user } = await this.withMember(
+      guildId,
+      userId,
+      () => new AppException(ErrorCode.NotFound, USER_NOT_MEMBER),
+    );
     if (!user) throw new AppException(ErrorCode.NotFound, USER_NOT_MEMBER);
     return { context, user };
   }
@@ -76,10 +93,12 @@ export class GuildAccessService {
   async withMember(
     guildId: string,
     userId: string,
+    notMember: () => AppException = () =>
+      new AppException(ErrorCode.Restricted, NON_MEMBER_HOLDS_NOTHING),
   ): Promise<{ context: GuildContext; user: MemberAccess | null }> {
     await this.assertBotIn(guildId, userId);
     const [context, member] = await allSettled([
-      this.loadContext(guildId),
+      this.loadContext(guildId, { userId, notMember }),
       this.ownMember(guildId, userId),
     ]);
     // "No such guild" for the member of a guild held as found: an answer from before the bot
@@ -112,12 +131,20 @@ export class GuildAccessService {
 
   /**
    * The guild as the bot's feed holds it while that is live (no platform call: docs/guild-state.md);
-   * otherwise its parts and the bot's member from the platform, all asked at once. A guild the
-   * platform refuses is marked left at once.
+   * otherwise its parts and the bot's member from the platform, all asked at once, once the
+   * request's user has paid for them. A guild the platform refuses is marked left at once. A load
+   * `for` a user known not to be a member (their own guild list, or their member, as held) is
+   * refused before it costs anything: a non-member holds nothing in the guild.
    */
-  private async loadContext(guildId: string): Promise<GuildContext> {
+  private async loadContext(guildId: string, loadFor?: LoadFor): Promise<GuildContext> {
     const fed = await this.guildStates.live(guildId);
     if (fed) return this.contextFromFeed(fed);
+    if (!(await this.platform.holdsGuild(guildId))) {
+      if (loadFor && (await this.knownNotMember(guildId, loadFor.userId))) {
+        throw loadFor.notMember();
+      }
+      await this.chargeColdLoad();
+    }
     const bot = await this.platform.getBotUser();
     const [guild, ...parts] = await allSettled([
       this.platform.getGuild(guildId),
@@ -127,6 +154,32 @@ export class GuildAccessService {
     ]);
     if (!guild.found) return this.refused(guildId);
     return this.contextFrom(guild, parts);
+  }
+
+  /**
+   * A guild about to be loaded from the platform (not cached) is charged to the request's user,
+   * whatever the route: their `guild-load` budget, 429 with `Retry-After` once spent, before the
+   * bot token pays anything (docs/request-costs.md). Work outside a user's request is not charged.
+   */
+  private async chargeColdLoad(): Promise<void> {
+    const userId = requestContext.getStore()?.userId;
+    if (!userId || !this.limiter.enabled) return;
+    const state = await this.limiter.count('guild-load', userId);
+    if (state.blocked) throw this.limiter.refusal(state);
+  }
+
+  /**
+   * Whether what is held already says the user is not in the guild, without a call: their own
+   * guild list (read with their token, within USER_GUILDS_CACHE_TTL), or their member answered
+   * "not a member".
+   */
+  private async knownNotMember(guildId: string, userId: string): Promise<boolean> {
+    const [guilds, member] = await Promise.all([
+      this.userGuilds.heldGuildIds(userId),
+      this.platform.heldGuildMember(guildId, userId),
+    ]);
+    if (guilds && !guilds.has(guildId)) return true;
+    return member !== undefined && !member.found && member.missing === 'member';
   }
 
   /**

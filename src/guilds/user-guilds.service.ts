@@ -34,7 +34,7 @@ export class UserGuildsService {
    * exactly those guilds too, so an invite or a removal shows at once.
    */
   async list(userId: string, refresh: boolean): Promise<UserGuildsDto> {
-    const guilds = await this.cache.getOrLoad(`user-guilds:${userId}`, () => this.fetch(userId), {
+    const guilds = await this.cache.getOrLoad(userGuildsKey(userId), () => this.fetch(userId), {
       ttlMs: this.ttlMs,
       refresh,
     });
@@ -46,6 +46,15 @@ export class UserGuildsService {
     return answer(guilds, botGuilds);
   }
 
+  /**
+   * The ids of the user's guilds as last read with their own token (within
+   * USER_GUILDS_CACHE_TTL), without a call; undefined when none is held.
+   */
+  async heldGuildIds(userId: string): Promise<ReadonlySet<string> | undefined> {
+    const guilds = await this.cache.peek<UserGuildDto[]>(userGuildsKey(userId));
+    return guilds && new Set(guilds.map((guild) => guild.id));
+  }
+
   private async fetch(userId: string): Promise<UserGuildDto[]> {
     const guilds = await this.grants.withAccessToken(userId, (token) =>
       this.client.getUserGuilds(token),
@@ -53,6 +62,8 @@ export class UserGuildsService {
     return guilds.map(toUserGuild);
   }
 }
+
+const userGuildsKey = (userId: string): string => `user-guilds:${userId}`;
 
 function answer(guilds: UserGuildDto[], botGuilds: ReadonlySet<string>): UserGuildsDto {
   return {

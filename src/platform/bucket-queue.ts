@@ -1,6 +1,10 @@
 import { AppException } from 'src/common/errors/app.exception';
 import { SERVICE_CALLER } from 'src/common/http/request-context';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { CallerUsage, USAGE_WINDOW_MS } from 'src/platform/caller-usage';
+import type { IdentityId } from 'src/platform/identity-window';
+
+export type { IdentityId } from 'src/platform/identity-window';
 
 /** The bounds of every shared platform bucket's queue (docs/request-costs.md, "Shared platform buckets"). */
 export interface BucketQueueLimits {
@@ -29,8 +33,6 @@ const SERVICE_HOLD_FACTOR = 5;
 /** Calls a bucket lets wait before it has timed one: its estimate starts at maxWaitMs / this. */
 const FIRST_WAITERS = 5;
 
-/** Calls served per caller are counted over two windows of this length (the current and the last). */
-const USAGE_WINDOW_MS = 60_000;
 /** Weight of the newest call in a bucket's estimate of how long a call takes. */
 const SERVICE_EWMA = 0.5;
 
@@ -75,12 +77,15 @@ interface Bucket {
   label: string;
   busy: boolean;
   waiting: Waiter[];
+  /**
+   * Calls admitted and not yet in line: waiting for their place in the fleet (Redis). Counted as
+   * ahead of a newcomer, so calls arriving meanwhile do not all find the bucket idle.
+   */
+  entering: number;
   /** Calls of each caller waiting or under way. */
   held: Map<string, number>;
-  /** Calls served per caller in the current and the previous usage window. */
-  usage: Map<string, number>;
-  previousUsage: Map<string, number>;
-  windowStart: number;
+  /** Calls asked per caller in the last minute or two. */
+  usage: CallerUsage;
   /**
    * How long the bucket takes per call, recent calls weighted most (ms): a call's duration, or
    * while calls queue, the time between one call's start and the next's (the platform's rate).
@@ -104,15 +109,6 @@ interface Bucket {
 export interface BucketObservation {
   remaining?: number;
   resetAfterMs?: number;
-}
-
-/** Whom the platform limits as one (a token, or the address of the token endpoint's callers). */
-export interface IdentityId {
-  key: string;
-  /** How users are told of it: "the bot token". */
-  label: string;
-  /** The platform's global limit of the identity, calls a second. */
-  perSecond: number;
 }
 
 /** One call to queue: its bucket, the identity the bucket belongs to, and who it is charged to. */
@@ -170,12 +166,15 @@ export class BucketQueues {
     const { key, label, caller } = call;
     const bucket = this.bucket(key, label);
     // Usage is what a caller asks of the bucket, served or not: a flood ranks its sender last.
-    this.countUse(bucket, caller);
+    bucket.usage.count(caller);
     const held = bucket.held.get(caller) ?? 0;
     // The service's own work (timers, the CLI, the bot's reports) is bounded where it is written:
     // it waits its turn, but is not refused for a long queue (the identity's bound still holds).
     const bounded = caller !== SERVICE_CALLER;
-    if (held >= this.limits.perCaller && bounded) {
+    // A caller's share is held while others want the bucket too: a crowd behind one address (a
+    // NAT) is not refused while nobody else is kept waiting by it.
+    const shared = this.othersHold(bucket, caller);
+    if (held >= this.limits.perCaller && bounded && shared) {
       throw this.refuse(bucket, `you already have ${held} calls waiting for it`);
     }
     const identity = this.enterIdentity(call, bounded);
@@ -189,7 +188,17 @@ export class BucketQueues {
     let place: FleetPlace | null = null;
     try {
       if (bounded && this.fleet) {
-        place = await this.fleet.enter(key, caller, this.limits.perCaller);
+        bucket.entering += 1;
+        try {
+          // Alone in this instance's line, the caller's places are still counted for the others.
+          place = await this.fleet.enter(
+            key,
+            caller,
+            shared ? this.limits.perCaller : this.limits.perCaller + this.limits.maxWaiting,
+          );
+        } finally {
+          bucket.entering -= 1;
+        }
         if (!place) {
           throw this.refuse(
             bucket,
@@ -220,28 +229,24 @@ export class BucketQueues {
   }
 
   /**
-   * Counts the call against its identity's global limit (all of its buckets together): refused
-   * when the calls under way or waiting would take longer than `maxWaitMs` at the identity's
-   * rate, or when the caller holds twice its per-bucket share across the identity's buckets.
+   * Counts the call against its identity (all of its buckets together): refused when the caller
+   * holds twice its per-bucket share across the identity's buckets while others hold calls on it
+   * too. The identity's rate is held where calls leave, by IdentityLimiter (a bound on calls under
+   * way is no rate, and refused first come first served).
    */
   private enterIdentity(call: QueuedCall, bounded: boolean): IdentityId {
     const { identity, caller } = call;
     let state = this.identities.get(identity.key);
     if (!state)
       this.identities.set(identity.key, (state = { outstanding: 0, byCaller: new Map() }));
-    const capacity = Math.max(1, Math.floor((identity.perSecond * this.limits.maxWaitMs) / 1000));
     const mine = state.byCaller.get(caller) ?? 0;
-    let reason: string | null = null;
-    if (state.outstanding >= capacity) {
-      reason = `${state.outstanding} calls are under way or waiting for it`;
-    } else if (bounded && mine >= 2 * this.limits.perCaller) {
-      reason = `you already have ${mine} calls under way or waiting for it`;
-    }
-    if (reason) {
+    // Others hold calls on the identity too (the caller's share matters only then).
+    const others = state.byCaller.size - (mine > 0 ? 1 : 0) > 0;
+    if (bounded && others && mine >= 2 * this.limits.perCaller) {
       this.refusedCount += 1;
       throw new BucketBusyError(
         identity.label,
-        reason,
+        `you already have ${mine} calls under way or waiting for it`,
         Math.max(1, Math.ceil(state.outstanding / identity.perSecond)),
       );
     }
@@ -265,25 +270,34 @@ export class BucketQueues {
     return { buckets: this.buckets.size, waiting, refused: this.refusedCount };
   }
 
+  /** Whether callers other than `caller` hold calls of the bucket (waiting or under way). */
+  private othersHold(bucket: Bucket, caller: string): boolean {
+    return bucket.held.size - (bucket.held.has(caller) ? 1 : 0) > 0;
+  }
+
   /** Refuses the call if its wait would be too long (after taking a place from a heavier caller). */
   private admit(bucket: Bucket, caller: string): void {
     const untilReset = this.exhausted(bucket) ? bucket.resetAt - this.now() : 0;
-    if (!bucket.busy && bucket.waiting.length === 0 && untilReset === 0) return;
+    const idle = !bucket.busy && bucket.waiting.length === 0 && bucket.entering === 0;
+    if (idle && untilReset === 0) return;
     const usage = this.usageOf(bucket, caller);
     // Waiters that would go first: those of callers who used the bucket no more than this one
-    // (the oldest goes first among equals).
-    const ahead = bucket.waiting.filter((waiter) => this.usageOf(bucket, waiter.caller) <= usage);
+    // (the oldest goes first among equals), and the calls still entering the line (of which one
+    // runs at once if the bucket is free).
+    const running = bucket.busy || bucket.entering > 0 ? 1 : 0;
+    const ahead =
+      bucket.waiting.filter((waiter) => this.usageOf(bucket, waiter.caller) <= usage).length +
+      bucket.entering -
+      (bucket.busy ? 0 : Math.min(1, bucket.entering));
     const perCall = bucket.serviceMs || this.limits.maxWaitMs / FIRST_WAITERS;
-    const estimateMs = untilReset + (ahead.length + (bucket.busy ? 1 : 0)) * perCall;
-    if (ahead.length >= this.limits.maxWaiting || estimateMs >= this.limits.maxWaitMs) {
-      throw this.refuse(bucket, `${ahead.length} calls are waiting for it`, estimateMs);
+    const estimateMs = untilReset + (ahead + running) * perCall;
+    if (ahead >= this.limits.maxWaiting || estimateMs >= this.limits.maxWaitMs) {
+      throw this.refuse(bucket, `${ahead} calls are waiting for it`, estimateMs);
     }
     if (bucket.waiting.length < this.limits.maxWaiting) return;
     // Full: the last waiter of the caller who used the bucket most gives up its place, if that
     // caller used it more than this one.
-    const heaviest = bucket.waiting.reduce((worst, waiter) =>
-      this.usageOf(bucket, waiter.caller) >= this.usageOf(bucket, worst.caller) ? waiter : worst,
-    );
+    const heaviest = bucket.usage.heaviest(bucket.waiting);
     if (this.usageOf(bucket, heaviest.caller) <= usage) {
       throw this.refuse(bucket, `${bucket.waiting.length} calls are waiting for it`, estimateMs);
     }
@@ -387,10 +401,9 @@ export class BucketQueues {
         label,
         busy: false,
         waiting: [],
+        entering: 0,
         held: new Map(),
-        usage: new Map(),
-        previousUsage: new Map(),
-        windowStart: this.now(),
+        usage: new CallerUsage(this.now),
         serviceMs: 0,
         lastStartAt: this.now(),
         remaining: null,
@@ -399,25 +412,12 @@ export class BucketQueues {
       };
       this.buckets.set(key, bucket);
     }
-    this.rollWindow(bucket);
+    bucket.usage.roll();
     return bucket;
   }
 
-  private rollWindow(bucket: Bucket): void {
-    const elapsed = this.now() - bucket.windowStart;
-    if (elapsed < USAGE_WINDOW_MS) return;
-    bucket.previousUsage = elapsed < 2 * USAGE_WINDOW_MS ? bucket.usage : new Map<string, number>();
-    bucket.usage = new Map<string, number>();
-    bucket.windowStart = this.now();
-  }
-
   private usageOf(bucket: Bucket, caller: string): number {
-    return (bucket.usage.get(caller) ?? 0) + (bucket.previousUsage.get(caller) ?? 0);
-  }
-
-  private countUse(bucket: Bucket, caller: string): void {
-    this.rollWindow(bucket);
-    bucket.usage.set(caller, (bucket.usage.get(caller) ?? 0) + 1);
+    return bucket.usage.of(caller);
   }
 
   /**
@@ -428,7 +428,7 @@ export class BucketQueues {
     const held = (bucket.held.get(caller) ?? 1) - 1;
     if (held > 0) bucket.held.set(caller, held);
     else bucket.held.delete(caller);
-    if (this.idle(bucket) && bucket.usage.size === 0 && bucket.previousUsage.size === 0) {
+    if (this.idle(bucket) && bucket.usage.empty) {
       this.buckets.delete(key);
     }
   }
@@ -442,7 +442,7 @@ export class BucketQueues {
     if (now - this.sweptAt >= USAGE_WINDOW_MS) {
       this.sweptAt = now;
       for (const [key, bucket] of this.buckets) {
-        if (this.idle(bucket) && now - bucket.windowStart >= 2 * USAGE_WINDOW_MS) {
+        if (this.idle(bucket) && bucket.usage.empty) {
           this.buckets.delete(key);
         }
       }

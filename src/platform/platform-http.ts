@@ -25,14 +25,15 @@ import { currentCaller } from 'src/common/http/request-context';
 import { SERVICE_VERSION } from 'src/common/service-version';
 import { templatedUrl } from 'src/common/tracing/span-url';
 import { SpanAttribute, tracer } from 'src/common/tracing/tracer';
-import {
-  BucketBusyError,
-  BucketQueues,
-  type BucketObservation,
-  type IdentityId,
-} from 'src/platform/bucket-queue';
+import { AppException } from 'src/common/errors/app.exception';
+import { BucketBusyError, BucketQueues, type BucketObservation } from 'src/platform/bucket-queue';
+import type { IdentityLimiter } from 'src/platform/identity-limiter';
+import type { IdentityId, WindowPlace } from 'src/platform/identity-window';
 import { countsAsInvalid, type InvalidAnswerBudget } from 'src/platform/invalid-request-budget';
-import { PlatformUnavailableError } from 'src/platform/platform.errors';
+import {
+  InvalidRequestBudgetSpentError,
+  PlatformUnavailableError,
+} from 'src/platform/platform.errors';
 import type { PlatformAuth } from 'src/platform/platform.types';
 
 export interface PlatformHttpOptions {
@@ -71,6 +72,11 @@ export interface PlatformHttpOptions {
    * (docs/request-costs.md, "Shared platform buckets").
    */
   queues: BucketQueues;
+  /**
+   * The rates of the identities the fleet shares (the bot token's, the token endpoint's): every
+   * request on the wire takes room first (docs/request-costs.md, "Shared platform identities").
+   */
+  identities: IdentityLimiter;
 }
 
 /**
@@ -89,14 +95,19 @@ export class PlatformRateLimitedError extends PlatformUnavailableError {
 }
 
 /**
- * The platform's global limit: 50 calls a second per bot token, and per address for calls without
- * one (the token endpoint, limited per address: the whole fleet behind one).
+ * The platform's global limit: 50 calls a second per bot token, all routes together. Its queues'
+ * bound and its rate (IdentityLimiter) are both held against it.
  */
-const BOT_IDENTITY: IdentityId = { key: 'bot', label: 'the bot token', perSecond: 50 };
-const CLIENT_IDENTITY: IdentityId = {
+export const BOT_IDENTITY: IdentityId = { key: 'bot', label: 'the bot token', perSecond: 50 };
+/**
+ * The calls with the OAuth2 client's credentials: the token endpoint, which the platform limits
+ * per address (10 a second), so per fleet behind one address. Its revocations are counted in the
+ * same rate: they are rare, and the platform's own limit of them is the same.
+ */
+export const CLIENT_IDENTITY: IdentityId = {
   key: 'client',
-  label: "the OAuth2 client (this service's address)",
-  perSecond: 50,
+  label: "the OAuth2 token endpoint (this service's address)",
+  perSecond: 10,
 };
 
 /** While calls are refused for the budget, the error is logged at most this often. */
@@ -157,6 +168,10 @@ interface CallState {
   span: Span;
   /** Requests this call has put on the wire so far. */
   attempts: number;
+  /** The shared identity each request of the call takes room in; null for a user's own token. */
+  identity: IdentityId | null;
+  /** Who the call is charged to (currentCaller). */
+  caller: string;
 }
 
 /**
@@ -218,6 +233,8 @@ export class PlatformHttp {
         },
       }),
       attempts: 0,
+      identity: identityOf(call.auth),
+      caller: currentCaller(),
     };
     const started = performance.now();
     let outcome: PlatformOutcome = 'network_error';
@@ -254,9 +271,9 @@ export class PlatformHttp {
     const { label, observed, span } = state;
     const major = /^\/(?:guilds|channels|webhooks)\/([^/]+)/.exec(call.path)?.[1] ?? '';
     const key = `${call.auth.kind}${call.ownMember ? ':own' : ''}:${label}:${major}`;
-    const identity = call.auth.kind === 'bot' ? BOT_IDENTITY : CLIENT_IDENTITY;
+    const identity = state.identity ?? BOT_IDENTITY;
     const queued = performance.now();
-    return this.queues.run({ key, label, identity, caller: currentCaller(), observed }, () => {
+    return this.queues.run({ key, label, identity, caller: state.caller, observed }, () => {
       span.setAttribute(SpanAttribute.platformQueueWaitMs, Math.round(performance.now() - queued));
       return send();
     });
@@ -313,7 +330,8 @@ export class PlatformHttp {
           state.refusedWaitMs ?? Math.max(error.timeToReset, error.retryAfter),
         );
       }
-      if (error instanceof PlatformUnavailableError) throw error;
+      // Refused here (an identity's rate, the invalid-request budget): never retried.
+      if (error instanceof AppException) throw error;
       state.failure = isAbort(error) ? 'timeout' : 'network_error';
       return {
         failure: isAbort(error) ? `timed out after ${this.options.timeoutMs} ms` : 'network error',
@@ -396,6 +414,15 @@ export class PlatformHttp {
   ): Promise<ResponseLike> {
     const state = this.calls.getStore();
     await this.checkBudget(state?.label ?? url, state);
+    let place: WindowPlace | null = null;
+    if (state?.identity) {
+      try {
+        place = await this.options.identities.acquire(state.identity, state.caller);
+      } catch (error) {
+        state.failure = 'refused_by_queue';
+        throw error;
+      }
+    }
     const attempt = startAttemptSpan(url, init, state);
     let response: ResponseLike;
     let bytes: Buffer;
@@ -409,6 +436,9 @@ export class PlatformHttp {
       attempt.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
       attempt.end();
       throw error;
+    } finally {
+      // The platform saw the call by now: its place leaves the window a window from now.
+      place?.done();
     }
     attempt.setAttribute(SpanAttribute.httpResponseStatusCode, response.status);
     if (response.status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR });
@@ -489,9 +519,7 @@ export class PlatformHttp {
         'Chat platform invalid-request budget spent (401/403/429 answers in 10 minutes): refusing platform calls until it recovers, to avoid a ban',
       );
     }
-    throw new PlatformUnavailableError(
-      `${label}: refused locally, the invalid-request budget is spent`,
-    );
+    throw new InvalidRequestBudgetSpentError(label);
   }
 
   private backoff(failures: number): number {
@@ -511,6 +539,18 @@ function observeBucket(observed: BucketObservation, headers: AnswerHeaders): voi
   if (!Number.isFinite(remaining) || !Number.isFinite(resetAfter)) return;
   observed.remaining = remaining;
   observed.resetAfterMs = Math.max(0, resetAfter * 1000);
+}
+
+/** The shared identity a credential's calls take room in; none for a user's own token. */
+function identityOf(auth: PlatformAuth): IdentityId | null {
+  switch (auth.kind) {
+    case 'bot':
+      return BOT_IDENTITY;
+    case 'client':
+      return CLIENT_IDENTITY;
+    case 'bearer':
+      return null;
+  }
 }
 
 /** What an answer's status says of the call, for the metrics. */

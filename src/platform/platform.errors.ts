@@ -13,6 +13,28 @@ export class PlatformUnavailableError extends DependencyUnavailableError {
   }
 }
 
+/** The budget counts in 10 s slots: the soonest it can recover is when the oldest slot leaves. */
+const INVALID_BUDGET_RETRY_AFTER_SECONDS = 10;
+
+/**
+ * The fleet's invalid-request budget is spent (docs/platform.md): this service's own limit, kept so
+ * that the platform does not ban its address, and not a failure. 429 `RateLimited` naming the
+ * budget, with `Retry-After`: answers leave its ten-minute window a slot (10 s) at a time.
+ */
+export class InvalidRequestBudgetSpentError extends AppException {
+  constructor(
+    readonly route: string,
+    readonly retryAfterSeconds: number = INVALID_BUDGET_RETRY_AFTER_SECONDS,
+  ) {
+    super(
+      ErrorCode.RateLimited,
+      `This service's budget of invalid requests to the chat platform (401, 403 and 429 answers in 10 minutes, shared by every user) is spent, so no platform call leaves until it recovers; retry in ${retryAfterSeconds} seconds`,
+    );
+    this.name = 'InvalidRequestBudgetSpentError';
+    this.headers = { 'Retry-After': retryAfterSeconds };
+  }
+}
+
 /** The platform refused a user's OAuth2 bearer token (expired or revoked grant). */
 export class PlatformUnauthorizedError extends Error {
   constructor() {

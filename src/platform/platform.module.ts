@@ -13,6 +13,8 @@ import {
 import { PlatformHttp } from 'src/platform/platform-http';
 import { BucketQueues, DEFAULT_BUCKET_QUEUE_LIMITS } from 'src/platform/bucket-queue';
 import { FleetBucketSlots } from 'src/platform/fleet-bucket-slots';
+import { FleetIdentityWindows } from 'src/platform/fleet-identity-windows';
+import { IdentityLimiter } from 'src/platform/identity-limiter';
 import { SharedInvalidRequestBudget } from 'src/platform/shared-invalid-request-budget';
 import { PlatformClient } from 'src/platform/platform.client';
 import { PlatformService } from 'src/platform/platform.service';
@@ -73,14 +75,43 @@ export class PlatformModule {
             ),
         },
         {
+          provide: IdentityLimiter,
+          inject: [RedisConnection, AppConfig, Metrics, INVALID_REQUEST_BUDGET],
+          useFactory: (
+            redis: RedisConnection,
+            appConfig: AppConfig,
+            metrics: Metrics,
+            budget: InvalidAnswerBudget,
+          ) =>
+            withIdentityGauges(
+              metrics,
+              new IdentityLimiter({
+                maxWaitMs: appConfig.platform.queueMaxWaitMs,
+                fleet: redis.client
+                  ? new FleetIdentityWindows(redis.client, redis.keyPrefix)
+                  : undefined,
+                fleetSize: () =>
+                  budget instanceof SharedInvalidRequestBudget ? budget.instances() : 1,
+              }),
+            ),
+        },
+        {
           provide: PlatformClient,
-          inject: [PlatformConnection, AppConfig, Metrics, INVALID_REQUEST_BUDGET, BucketQueues],
+          inject: [
+            PlatformConnection,
+            AppConfig,
+            Metrics,
+            INVALID_REQUEST_BUDGET,
+            BucketQueues,
+            IdentityLimiter,
+          ],
           useFactory: (
             connection: PlatformConnection,
             appConfig: AppConfig,
             metrics: Metrics,
             budget: InvalidAnswerBudget,
             queues: BucketQueues,
+            identities: IdentityLimiter,
           ) =>
             new PlatformClient(
               new PlatformHttp({
@@ -97,6 +128,7 @@ export class PlatformModule {
                 budget,
                 metrics,
                 queues,
+                identities,
               }),
               connection.clientId,
             ),
@@ -126,6 +158,21 @@ function withQueueGauges(metrics: Metrics, queues: BucketQueues): BucketQueues {
     () => queues.stats().refused,
   );
   return queues;
+}
+
+/** The shared identities' rates, read when the metrics are scraped. */
+function withIdentityGauges(metrics: Metrics, identities: IdentityLimiter): IdentityLimiter {
+  metrics.gauge(
+    'bms_platform_identity_waiting',
+    'Calls waiting for room in the rate of a platform identity the fleet shares (the bot token, the OAuth2 token endpoint)',
+    () => identities.waiting,
+  );
+  metrics.gauge(
+    'bms_platform_identity_refused',
+    'Calls refused (429) since the instance started because a platform identity the fleet shares had no room for them in time',
+    () => identities.refused,
+  );
+  return identities;
 }
 
 /** The invalid-request budget's use, read when the metrics are scraped. */

@@ -123,6 +123,11 @@ export class PlatformService implements OnApplicationBootstrap {
     });
   }
 
+  /** A guild's member as held in the cache (either token's answer), without a call. */
+  heldGuildMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember> | undefined> {
+    return this.cache.peek<Lookup<APIGuildMember>>(memberKey(guildId, userId));
+  }
+
   /**
    * Which of `guildIds` the bot is in, read from the bot's own guild list in the ranges that hold
    * them: the list is sorted by id, so one page from the smallest id not yet settled settles every
@@ -163,6 +168,22 @@ export class PlatformService implements OnApplicationBootstrap {
       }
     }
     return { found, settled };
+  }
+
+  /**
+   * Whether the guild's context (the guild, its channels, its active threads and the bot's member)
+   * is all held in the cache, answers "not found" included: opening it then costs no call.
+   */
+  async holdsGuild(guildId: string): Promise<boolean> {
+    const bot = await this.getBotUser();
+    const keys = [
+      guildKey(guildId),
+      channelsKey(guildId),
+      threadsKey(guildId),
+      memberKey(guildId, bot.id),
+    ];
+    const held = await Promise.all(keys.map((key) => this.cache.peek<unknown>(key)));
+    return held.every((value) => value !== undefined);
   }
 
   /**

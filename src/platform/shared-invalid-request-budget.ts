@@ -173,6 +173,11 @@ export class SharedInvalidRequestBudget implements InvalidAnswerBudget, OnApplic
     return this.healthy ? this.limit : Math.max(1, Math.floor(this.limit / this.fleetSize));
   }
 
+  /** Live instances of the fleet, as last read from Redis (one until then). */
+  instances(): number {
+    return this.fleetSize;
+  }
+
   /** Whether the count is the fleet's (Redis answered last time) rather than this instance's. */
   shared(): boolean {
     return this.healthy;

@@ -1,11 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
 import type { EmulatedRequest } from 'src/platform/emulator/platform-emulator';
 import { emulatorOf, loginAs, loginOn } from 'test/support/auth';
-import { eventually } from 'test/support/eventually';
 import { useTestApp } from 'test/support/test-app';
 
 /**
@@ -141,60 +139,5 @@ describe("a guild opened cold from the bot's guild state", () => {
     expect(
       login.calls().map((call) => [call.route, call.auth, call.url.endsWith(DEMO_IDS.alice)]),
     ).toEqual([['GET /guilds/:guild_id/members/:user_id', 'bot', true]]);
-  });
-});
-
-/**
- * Cold opens from the platform (the guild-state feed off, or a shard's state older than
- * GUILD_STATE_MAX_AGE) draw on the bot token's global limit, which every guild shares: past what
- * the token can carry within PLATFORM_QUEUE_MAX_WAIT_MS, an open is refused at once with 429
- * rather than queued without end (docs/request-costs.md, "Shared platform buckets").
- */
-describe("cold opens past what the bot token's global limit can carry", () => {
-  // 50 calls a second for 100 ms: five bot-token calls under way or waiting at most.
-  const t = useTestApp({
-    env: { PLATFORM_CACHE_TTL: '1', GUILD_STATE_FEED: 'false', PLATFORM_QUEUE_MAX_WAIT_MS: '100' },
-  });
-  afterEach(() => emulatorOf(t()).intercept(null));
-
-  it('refuses the open that would pass it with 429 naming the bot token, and serves it once calls have ended', async () => {
-    const [carol, alice] = [await loginAs(t(), DEMO_IDS.carol), await loginAs(t(), DEMO_IDS.alice)];
-    await sleep(1_100);
-    let release = (): void => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let inFlight = 0;
-    // Carol's guild's answers are held; every other answer is sent at once.
-    emulatorOf(t()).intercept(async (route, reply) => {
-      if (!route.startsWith('GET /guilds/') || !reply.request.url.includes(DEMO_IDS.botLab)) return;
-      inFlight += 1;
-      await held;
-    });
-    const open = (token: string, guildId: string): Promise<Response> =>
-      Promise.resolve(
-        t().http().get(`/users/@me/guilds/${guildId}`).set('Authorization', `Bearer ${token}`),
-      );
-    // Carol's open: the guild, its channels, threads and the bot's member, all held.
-    const carols = open(carol.token, DEMO_IDS.botLab);
-    await eventually(
-      () => Promise.resolve(inFlight),
-      (n) => n === 4,
-      10_000,
-    );
-    const refused = await open(alice.token, DEMO_IDS.community);
-    expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({
-      code: 'RateLimited',
-      message: expect.stringMatching(
-        /^The chat platform's rate limit for the bot token is shared by every user of this service and 5 calls are under way or waiting for it; retry in 1 seconds$/,
-      ),
-    });
-    expect(refused.headers['retry-after']).toBe('1');
-    // Alice's one admitted call was answered; the others never left.
-    expect(inFlight).toBe(4);
-    release();
-    expect((await carols).status).toBe(200);
-    const served = await open(alice.token, DEMO_IDS.community);
-    expect(served.status).toBe(200);
-    expect(served.body.name).toBe('Demo Community');
   });
 });

@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { RedisConnection } from 'src/common/redis/redis.module';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { INVALID_REQUEST_BUDGET } from 'src/platform/platform.module';
 import {
@@ -13,7 +12,7 @@ import {
 import { eventually } from 'test/support/eventually';
 import { faultsOf } from 'test/support/emulator-faults';
 import { captureLogs, DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
-import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
+import { describeWithRedis, proxyRedis, readyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { describeShared } from 'test/support/two-instances';
@@ -32,16 +31,10 @@ describeWithRedis('the fleet’s invalid-request budget in Redis', () => {
     for (const client of clients.splice(0)) client.disconnect();
   });
 
-  /** A Redis client as the service opens one (no offline queue, short timeouts). */
+  /** A Redis client as the service opens one, closed after the test. */
   async function connect(url = process.env.REDIS_URL ?? ''): Promise<Redis> {
-    const connection = await RedisConnection.open(url, '');
-    const client = connection.client as Redis;
+    const client = await readyRedis(url);
     clients.push(client);
-    await eventually(
-      () => Promise.resolve(client.status),
-      (status) => status === 'ready',
-      5_000,
-    );
     return client;
   }
 
@@ -310,12 +303,15 @@ describeShared('several instances of the service behind one address', () => {
         .http()
         .get(`/users/@me/guilds/${DEMO_IDS.community}`)
         .set('Authorization', tokens[i]);
-      expect(answer.status).toBe(500);
+      // The service's own limit, not a failure: 429 naming the budget, with Retry-After.
+      expect(answer.status).toBe(429);
       expect(answer.body).toEqual({
-        code: ErrorCode.InternalError,
-        message: 'The chat platform is unavailable; try again later',
-        error_id: expect.any(String),
+        code: ErrorCode.RateLimited,
+        message: expect.stringContaining(
+          "This service's budget of invalid requests to the chat platform",
+        ),
       });
+      expect(answer.headers['retry-after']).toBe('10');
     }
     expect(emulator().requests.length).toBe(before);
   });

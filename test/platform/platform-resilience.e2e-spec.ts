@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { PlatformUnavailableError } from 'src/platform/platform.errors';
+import {
+  InvalidRequestBudgetSpentError,
+  PlatformUnavailableError,
+} from 'src/platform/platform.errors';
 import { InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { captureLogs, clientFor, useEmulator } from 'test/support/platform';
 import { unusedPort } from 'test/support/ports';
@@ -180,11 +183,13 @@ describe('platform transport', () => {
         PlatformUnavailableError,
       );
       expect(arrivals(emulator(), GUILD_ROUTE)).toHaveLength(5);
-      // Three counted answers: every further call is refused without reaching the platform.
+      // Three counted answers: every further call is refused without reaching the platform, as
+      // the service's own limit (429 naming the budget, with Retry-After), not as a failure.
       for (let i = 0; i < 5; i++) {
         await expect(client.getBotUser()).rejects.toMatchObject({
-          code: ErrorCode.InternalError,
-          detail: expect.stringContaining('invalid-request budget'),
+          code: ErrorCode.RateLimited,
+          message: expect.stringContaining('budget of invalid requests to the chat platform'),
+          headers: { 'Retry-After': 10 },
         });
       }
       expect(emulator().requests).toHaveLength(5);
@@ -198,7 +203,7 @@ describe('platform transport', () => {
       for (let i = 0; i < 2; i++) {
         await expect(client.getUser('not-a-token')).rejects.toThrow('refused the user token');
       }
-      await expect(client.getBotUser()).rejects.toBeInstanceOf(PlatformUnavailableError);
+      await expect(client.getBotUser()).rejects.toBeInstanceOf(InvalidRequestBudgetSpentError);
       expect(emulator().requests).toHaveLength(2);
     });
   });

@@ -6,6 +6,7 @@ import { DEFAULT_INVALID_REQUEST_LIMIT } from 'src/config/app-config';
 import { InvalidRequestBudget } from 'src/platform/invalid-request-budget';
 import { PlatformHttp, type PlatformHttpOptions } from 'src/platform/platform-http';
 import { BucketQueues, DEFAULT_BUCKET_QUEUE_LIMITS } from 'src/platform/bucket-queue';
+import { IdentityLimiter } from 'src/platform/identity-limiter';
 import { PlatformClient } from 'src/platform/platform.client';
 import { faultsOf } from 'test/support/emulator-faults';
 
@@ -28,6 +29,7 @@ export function clientFor(
     backoffMs: 20,
     budget: new InvalidRequestBudget(DEFAULT_INVALID_REQUEST_LIMIT),
     queues: new BucketQueues({ ...DEFAULT_BUCKET_QUEUE_LIMITS, maxWaitMs: 2_000 }),
+    identities: new IdentityLimiter({ maxWaitMs: 2_000 }),
     ...overrides,
   });
   return new PlatformClient(http, DEMO_SEED.application.id);

@@ -18,6 +18,12 @@ export const RATE_LIMIT_BUCKETS = {
   /** `GET /users/@me/guilds/{guild_id}`, per user. */
   'guild-info': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_INFO' },
   /**
+   * A guild loaded from the platform (a guild the bot's guild-state feed does not hold live, not
+   * cached), per user, whatever the route: each costs the bot token about five calls
+   * (docs/request-costs.md). Charged before the calls are made.
+   */
+  'guild-load': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_LOAD' },
+  /**
    * Checks with the platform of a guild the bot's membership feed cannot settle (no live feed),
    * per user: what an invented guild id costs its sender (docs/bot-membership.md).
    */

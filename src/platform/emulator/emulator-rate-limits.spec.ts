@@ -178,6 +178,25 @@ describe('EmulatorRateLimits', () => {
       expect(refusedCount(burst(l, 1))).toBe(1);
     });
 
+    it('holds in every second, not only in windows opened by a first request', () => {
+      const { limits: l, advance } = limits({ routes: { [GUILD]: null } });
+      // One request opens the second; 49 come at its end, and ten just after it: a second from
+      // 950 ms holds 59 requests, so only the first of the ten passes.
+      expect(refusedCount(burst(l, 1))).toBe(0);
+      advance(950);
+      expect(refusedCount(burst(l, 49))).toBe(0);
+      advance(100);
+      const late = burst(l, 10);
+      expect(refusedCount(late)).toBe(9);
+      const refused = late[1];
+      expect(refused.refused && refused.body).toEqual({
+        message: 'You are being rate limited.',
+        retry_after: 0.9,
+        global: true,
+        code: 0,
+      });
+    });
+
     it('counts requests its buckets refuse against the global window', () => {
       const { limits: l } = limits({ globalPerSecond: 8 });
       // 5 pass, 3 are refused by the bucket: the window of 8 is full.

@@ -80,18 +80,22 @@ const GLOBAL_WINDOW_MS = 1_000;
 const DEFAULT_MAX_ENTRIES = 100_000;
 
 /**
- * The platform's rate limits, as the emulator enforces them: a global window per identity, then a
- * bucket per route, major parameter and identity. Both are fixed windows opened by their first
- * request. Every request counts against the global window, refused ones too; a bucket counts the
- * requests it lets through. Memory: a window or bucket is dropped once it has reset (swept once a
- * second), and past `maxEntries` the oldest go.
+ * The platform's rate limits, as the emulator enforces them: a global limit per identity, then a
+ * bucket per route, major parameter and identity. The global limit holds in every second: a request
+ * is refused when the identity's last `globalPerSecond` requests all came within the second before
+ * it, so any second in which a client sent more than the limit shows as global 429s. Every request
+ * counts against it, refused ones too. A bucket is a fixed window opened by its first request and
+ * counts the requests it lets through. Memory: an identity's last requests (at most the limit) and
+ * a bucket are dropped once they are a second old or the bucket has reset (swept once a second),
+ * and past `maxEntries` the oldest go.
  */
 export class EmulatorRateLimits {
   private readonly globalLimit: number;
   private readonly routes: Map<string, RouteLimit>;
   private readonly shared: ReadonlySet<string>;
   private readonly maxEntries: number;
-  private readonly windows = new Map<string, Window>();
+  /** Per identity: when its last requests came (at most the global limit), oldest first. */
+  private readonly recent = new Map<string, number[]>();
   private readonly buckets = new Map<string, Window>();
   private nextSweepAt = Number.NEGATIVE_INFINITY;
 
@@ -111,16 +115,21 @@ export class EmulatorRateLimits {
 
   /** Windows and buckets held now (for tests of the memory bound). */
   get size(): number {
-    return this.windows.size + this.buckets.size;
+    return this.recent.size + this.buckets.size;
   }
 
   /** Counts the request and says whether it passes, with the rate-limit headers of its answer. */
   admit(request: LimitedRequest): RateLimitVerdict {
     const now = this.now();
     this.sweep(now);
-    const global = this.open(this.windows, request.identity, GLOBAL_WINDOW_MS, now);
-    global.used += 1;
-    if (global.used > this.globalLimit) return globalRefusal(global.resetAt - now);
+    const times = this.arrivals(request.identity, now);
+    times.push(now);
+    if (times.length > this.globalLimit) {
+      times.shift();
+      // The second before this request holds the limit already: room comes when the oldest of
+      // them is a second old.
+      return globalRefusal(times[0] + GLOBAL_WINDOW_MS - now);
+    }
 
     const bucketId = bucketOf(request.route);
     const limit = this.routes.get(request.route);
@@ -149,6 +158,21 @@ export class EmulatorRateLimits {
     };
   }
 
+  /** The identity's requests of the last second, oldest first (a new list past `maxEntries`). */
+  private arrivals(identity: string, now: number): number[] {
+    let times = this.recent.get(identity);
+    if (!times) {
+      if (this.recent.size >= this.maxEntries) {
+        const oldest = this.recent.keys().next();
+        if (!oldest.done) this.recent.delete(oldest.value);
+      }
+      times = [];
+      this.recent.set(identity, times);
+    }
+    while (times.length > 0 && times[0] <= now - GLOBAL_WINDOW_MS) times.shift();
+    return times;
+  }
+
   /** The window under `key`, a new one when there is none or it has reset. */
   private open(map: Map<string, Window>, key: string, windowMs: number, now: number): Window {
     const current = map.get(key);
@@ -167,8 +191,11 @@ export class EmulatorRateLimits {
   private sweep(now: number): void {
     if (now < this.nextSweepAt) return;
     this.nextSweepAt = now + GLOBAL_WINDOW_MS;
-    for (const map of [this.windows, this.buckets]) {
-      for (const [key, window] of map) if (window.resetAt <= now) map.delete(key);
+    for (const [key, window] of this.buckets) if (window.resetAt <= now) this.buckets.delete(key);
+    for (const [identity, times] of this.recent) {
+      if ((times.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - GLOBAL_WINDOW_MS) {
+        this.recent.delete(identity);
+      }
     }
   }
 }

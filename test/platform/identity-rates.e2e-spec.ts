@@ -1,0 +1,313 @@
+import type { Response } from 'supertest';
+import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import type { EmulatedRequest } from 'src/platform/emulator/platform-emulator';
+import { DEMO_SEED } from 'src/platform/emulator/demo.seed';
+import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
+import { emulatorOf, loginAs, loginOn, signInAsRoot } from 'test/support/auth';
+import { faultsOf } from 'test/support/emulator-faults';
+import { botAndAliceGuild, liveModeEnv } from 'test/support/platform';
+import { describeShared, useTwoInstances } from 'test/support/two-instances';
+import { useTestApp, type TestApp } from 'test/support/test-app';
+
+/** Accounts that flood cold guilds they belong to without holding any permission there. */
+const ATTACKERS = [DEMO_IDS.demoUser, DEMO_IDS.bob, DEMO_IDS.carol, DEMO_IDS.dave];
+/** Cold guilds each attacker asks for at once (each costs about five bot-token calls). */
+const REQUESTS_PER_ATTACKER = 40;
+/** The platform's global limit of the bot token. */
+const BOT_PER_SECOND = 50;
+
+/** Guild ids of the attack: 41 of them per attacker, none opened before. */
+function guildIds(count: number, base: bigint): string[] {
+  return Array.from({ length: count }, (_, i) => (base + BigInt(i)).toString());
+}
+
+/** Guilds the bot is in, owned by Alice, with every attacker a member (without roles). */
+function addGuilds(emulator: PlatformEmulator, ids: readonly string[]): void {
+  for (const id of ids) {
+    const guild = botAndAliceGuild(id);
+    for (const user of ATTACKERS) {
+      guild.members.push({ user_id: user, roles: [], joined_at: '2024-01-01T00:00:00.000Z' });
+    }
+    emulator.state.addGuild(guild);
+  }
+}
+
+/** The most bot-token calls the platform saw within any one second (every call, refused or not). */
+function busiestSecond(requests: readonly EmulatedRequest[]): number {
+  const times = requests.filter((r) => r.auth === 'bot').map((r) => r.at);
+  let most = 0;
+  for (const start of times) {
+    most = Math.max(most, times.filter((at) => at >= start && at < start + 1_000).length);
+  }
+  return most;
+}
+
+/** Global 429s the platform answered the bot token. */
+function global429s(requests: readonly EmulatedRequest[]): number {
+  return requests.filter((r) => r.auth === 'bot' && r.status === 429 && r.scope === 'global')
+    .length;
+}
+
+async function attack(
+  t: TestApp,
+  tokens: readonly string[],
+  guilds: readonly string[][],
+): Promise<Response[]> {
+  return Promise.all(
+    tokens.flatMap((token, i) =>
+      guilds[i].map((guild) =>
+        t
+          .http()
+          .get(`/guilds/${guild}/settings/revisions`)
+          .set('Authorization', `Bearer ${token}`)
+          .then((res) => res),
+      ),
+    ),
+  );
+}
+
+/**
+ * The bot token's global limit (50 calls a second) held for every path (docs/request-costs.md,
+ * "Shared platform identities"): a few accounts, each within every per-user limit, flood cold
+ * guilds they belong to without permission (each open costs the guild, its channels, threads and
+ * the bot's and their members); the platform, counting as it does, never sees a second above 50,
+ * the excess is refused with 429 and `Retry-After`, and a user opening a guild meanwhile is served.
+ */
+describe('a flood of cold guild opens by a few accounts', () => {
+  const t = useTestApp({
+    env: { GUILD_STATE_FEED: 'false', EMULATOR_RATE_LIMITS: 'true' },
+  });
+  const attacked = ATTACKERS.map((_, i) =>
+    guildIds(REQUESTS_PER_ATTACKER, 1_500_000_000_000_000_000n + BigInt(i) * 1_000n),
+  );
+  const honest = guildIds(3, 1_600_000_000_000_000_000n);
+
+  beforeAll(async () => {
+    addGuilds(emulatorOf(t()), [...attacked.flat(), ...honest]);
+    await t().app.get(DemoBotReporter).settled();
+  });
+
+  it('keeps the bot token within 50 calls a second at the platform, refusing the excess with 429', async () => {
+    const tokens = await Promise.all(ATTACKERS.map(async (id) => (await loginAs(t(), id)).token));
+    const alice = await loginAs(t(), DEMO_IDS.alice);
+    const emulator = emulatorOf(t());
+    const since = emulator.requests.length;
+
+    const [answers, opened] = await Promise.all([
+      attack(t(), tokens, attacked),
+      Promise.all(
+        honest.map((guild) =>
+          t()
+            .http()
+            .get(`/users/@me/guilds/${guild}`)
+            .set('Authorization', `Bearer ${alice.token}`)
+            .then((res) => res),
+        ),
+      ),
+    ]);
+
+    const calls = emulator.requests.slice(since);
+    expect(busiestSecond(calls)).toBeLessThanOrEqual(BOT_PER_SECOND);
+    expect(global429s(calls)).toBe(0);
+    // Every attacker request was answered: refused for want of permission once its guild was
+    // loaded, or refused at once for want of room in the bot token's rate; never a 5xx.
+    const statuses = new Set(answers.map((res) => res.status));
+    expect([...statuses].every((status) => status === 403 || status === 429)).toBe(true);
+    const refused = answers.filter((res) => res.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const res of refused) {
+      expect(res.body.code).toBe('RateLimited');
+      expect(res.body.message).toMatch(/the bot token/);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    // The guild owner, asking little, was served while the attack went on.
+    expect(opened.map((res) => res.status)).toEqual([200, 200, 200]);
+  });
+});
+
+/**
+ * The same flood on two instances sharing one Redis, one database and one platform (CI's second
+ * pass), each attacker's requests sent to the instances in turn: the bot token's rate is the
+ * fleet's, not each instance's.
+ */
+describeShared('a flood of cold guild opens spread over two instances', () => {
+  let platform: PlatformEmulator;
+  const attacked = ATTACKERS.map((_, i) =>
+    guildIds(REQUESTS_PER_ATTACKER, 1_800_000_000_000_000_000n + BigInt(i) * 1_000n),
+  );
+  beforeAll(async () => {
+    platform = await PlatformEmulator.start(DEMO_SEED, {}, { rateLimits: {} });
+    addGuilds(platform, attacked.flat());
+  });
+  afterAll(() => platform.close());
+  const instances = useTwoInstances(() => ({
+    ...liveModeEnv(platform),
+    // One fleet: every instance's keys under one prefix.
+    REDIS_KEY_PREFIX: `identity-rates-${Date.now()}:`,
+    ROOT_USERS: DEMO_IDS.alice,
+    GUILD_STATE_FEED: 'false',
+  }));
+
+  it('keeps the bot token within 50 calls a second at the platform for the fleet', async () => {
+    const [a, b] = instances();
+    // The bot reports where it is, as its shard's READY would.
+    const root = await signInAsRoot(a, platform);
+    const ids = platform.state.botGuildIds();
+    await a
+      .http()
+      .put('/internal/shards/0/guilds')
+      .set('Authorization', `Bearer ${root.bot}`)
+      .send({
+        shard_count: 1,
+        snapshot_at: new Date().toISOString(),
+        total: ids.length,
+        guild_ids: ids,
+      })
+      .expect(200);
+    const tokens = await Promise.all(ATTACKERS.map((id) => loginOn(a, platform, id)));
+    const since = platform.requests.length;
+    let turn = 0;
+    const answers = await Promise.all(
+      tokens.flatMap((token, i) =>
+        attacked[i].map((guild) =>
+          [a, b][turn++ % 2]
+            .http()
+            .get(`/guilds/${guild}/settings/revisions`)
+            .set('Authorization', `Bearer ${token}`)
+            .then((res) => res),
+        ),
+      ),
+    );
+    const calls = platform.requests.slice(since);
+    expect(busiestSecond(calls)).toBeLessThanOrEqual(BOT_PER_SECOND);
+    expect(global429s(calls)).toBe(0);
+    expect(answers.every((res) => res.status === 403 || res.status === 429)).toBe(true);
+    expect(answers.filter((res) => res.status === 429).length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * A request pays before it costs (docs/request-costs.md): every route that loads a guild from the
+ * platform (its state not fed live, its answers not cached) counts against the user's one
+ * `guild-load` budget first; once it is spent, the request is refused with 429 and no bot-token
+ * call is made.
+ */
+describe('cold guild loads, charged to their user on every route', () => {
+  const t = useTestApp({
+    env: {
+      GUILD_STATE_FEED: 'false',
+      RATE_LIMITS_ENABLED: 'true',
+      RATE_LIMIT_GUILD_LOAD: '3/60',
+    },
+  });
+  const cold = guildIds(6, 1_700_000_000_000_000_000n);
+
+  beforeAll(async () => {
+    addGuilds(emulatorOf(t()), cold);
+    await t().app.get(DemoBotReporter).settled();
+  });
+
+  it('refuses the fourth cold load of a minute with 429 naming the budget, before any bot-token call', async () => {
+    const { token } = await loginAs(t(), DEMO_IDS.bob);
+    const emulator = emulatorOf(t());
+    const botCalls = (since: number): number =>
+      emulator.requests.slice(since).filter((r) => r.auth === 'bot').length;
+    const get = (path: string): Promise<Response> =>
+      Promise.resolve(t().http().get(path).set('Authorization', `Bearer ${token}`));
+
+    // Three cold loads on three routes: a member without permission, then the guild's info.
+    let since = emulator.requests.length;
+    expect((await get(`/guilds/${cold[0]}/settings/revisions`)).status).toBe(403);
+    expect((await get(`/guilds/${cold[1]}/settings/revisions`)).status).toBe(403);
+    expect((await get(`/users/@me/guilds/${cold[2]}`)).status).toBe(200);
+    expect(botCalls(since)).toBeGreaterThanOrEqual(12);
+    // A guild already loaded costs no budget: it is answered again.
+    expect((await get(`/guilds/${cold[0]}/settings/revisions`)).status).toBe(403);
+
+    since = emulator.requests.length;
+    for (const path of [`/guilds/${cold[3]}/settings/revisions`, `/users/@me/guilds/${cold[4]}`]) {
+      const refused = await get(path);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({
+        code: 'RateLimited',
+        message: expect.stringMatching(/^Too many requests \(guild-load\); retry in \d+ seconds$/),
+      });
+      expect(refused.headers['x-ratelimit-bucket']).toBe('guild-load');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    expect(botCalls(since)).toBe(0);
+  });
+});
+
+/**
+ * A request the service can already refuse costs no bot-token call (docs/request-costs.md): a user
+ * whose own guild list, as read with their token, does not hold the guild is not a member, and a
+ * non-member holds nothing in it.
+ */
+describe('a cold guild asked by a user whose own guild list does not hold it', () => {
+  const t = useTestApp({ env: { GUILD_STATE_FEED: 'false' } });
+  beforeAll(() => t().app.get(DemoBotReporter).settled());
+
+  it('is refused without a bot-token call, on the permission routes and the guild info alike', async () => {
+    // The demo user is not in Bot Lab; the bot is.
+    const { token } = await loginAs(t(), DEMO_IDS.demoUser);
+    const emulator = emulatorOf(t());
+    const get = (path: string): Promise<Response> =>
+      Promise.resolve(t().http().get(path).set('Authorization', `Bearer ${token}`));
+    const list = await get('/users/@me/guilds');
+    expect(list.status).toBe(200);
+    expect((list.body.guilds as { id: string }[]).map((g) => g.id)).not.toContain(DEMO_IDS.botLab);
+    const since = emulator.requests.length;
+
+    const revisions = await get(`/guilds/${DEMO_IDS.botLab}/settings/revisions`);
+    expect(revisions.status).toBe(403);
+    expect(revisions.body).toEqual({
+      code: 'Restricted',
+      message: 'You are not a member of this guild, so you hold none of its permissions',
+    });
+    const info = await get(`/users/@me/guilds/${DEMO_IDS.botLab}`);
+    expect(info.status).toBe(404);
+    expect(info.body).toEqual({ code: 'NotFound', message: 'You are not a member of this guild' });
+    expect(emulator.requests.slice(since).filter((r) => r.auth === 'bot')).toEqual([]);
+  });
+});
+
+/**
+ * The invalid-request budget (docs/platform.md) is this service's own limit, kept so the platform
+ * does not ban its address: once spent, a request that needs the platform is refused as a limit is,
+ * 429 `RateLimited` naming the budget with `Retry-After`, not answered as a failure (500).
+ */
+describe('a request once the invalid-request budget is spent', () => {
+  const t = useTestApp({
+    env: { GUILD_STATE_FEED: 'false', PLATFORM_INVALID_REQUEST_LIMIT: '2' },
+  });
+
+  it('answers 429 RateLimited naming the budget, with Retry-After, and sends nothing', async () => {
+    const { token } = await loginAs(t(), DEMO_IDS.alice);
+    const emulator = emulatorOf(t());
+    faultsOf(emulator).inject('GET /guilds/:guild_id', { kind: 'error', status: 403 }, 2);
+    // Two counted answers (the guild's read refused twice) spend the budget of 2.
+    for (let i = 0; i < 2; i++) {
+      await t()
+        .http()
+        .get(`/users/@me/guilds/${DEMO_IDS.community}`)
+        .set('Authorization', `Bearer ${token}`);
+    }
+    expect(emulator.invalidAnswers()).toBeGreaterThanOrEqual(2);
+    const since = emulator.requests.length;
+    const res = await t()
+      .http()
+      .get(`/users/@me/guilds/${DEMO_IDS.botLab}`)
+      .set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({
+      code: 'RateLimited',
+      message: expect.stringContaining(
+        "This service's budget of invalid requests to the chat platform",
+      ),
+    });
+    expect(res.headers['retry-after']).toBe('10');
+    expect(emulator.requests.slice(since).filter((r) => r.auth === 'bot')).toEqual([]);
+  });
+});
