@@ -1,3 +1,5 @@
+import { AppException } from 'src/common/errors/app.exception';
+import { ErrorCode } from 'src/common/errors/error-code';
 import { DependencyUnavailableError } from 'src/common/errors/outage';
 
 /**
