@@ -28,6 +28,15 @@ import { SpanAttribute, tracer } from 'src/common/tracing/tracer';
 import { AppException } from 'src/common/errors/app.exception';
 import { BucketBusyError, BucketQueues, type BucketObservation } from 'src/platform/bucket-queue';
 import type { IdentityLimiter } from 'src/platform/identity-limiter';
+import {
+  admit,
+  CLOSED,
+  refuses,
+  settle,
+  type AttemptVerdict,
+  type BreakerSettings,
+  type BreakerState,
+} from 'src/platform/platform-breaker';
 import type { IdentityId, WindowPlace } from 'src/platform/identity-window';
 import { countsAsInvalid, type InvalidAnswerBudget } from 'src/platform/invalid-request-budget';
 import {
@@ -77,7 +86,20 @@ export interface PlatformHttpOptions {
    * request on the wire takes room first (docs/request-costs.md, "Shared platform identities").
    */
   identities: IdentityLimiter;
+  /** When the platform counts as down, and how often it is tried then (DEFAULT_BREAKER). */
+  breaker?: BreakerSettings;
 }
+
+/**
+ * Six attempts in a row that found the platform down (two calls' worth, with their two retries each:
+ * one failing call alone never opens it) open the breaker; then one call a second goes through to
+ * see it back.
+ */
+export const DEFAULT_BREAKER: BreakerSettings = {
+  failureThreshold: 6,
+  probeIntervalMs: 1_000,
+  probeStaleMs: 60_000,
+};
 
 /**
  * A call that stayed rate limited past its bounds (the transport's, or its own
@@ -203,10 +225,21 @@ export class PlatformHttp {
   private readonly botOwnMember: REST;
   private readonly app: REST;
   private readonly queues: BucketQueues;
+  private readonly breakerSettings: BreakerSettings;
+  /**
+   * Whether the platform is seen down, per instance (src/platform/platform-breaker.ts): one breaker
+   * for the calls to the platform itself, one for the bot's calls through a REST proxy, so that a
+   * proxy that is down does not stop logins and users' own calls.
+   */
+  private readonly breakers: Record<BreakerPath, BreakerState> = {
+    platform: CLOSED,
+    proxy: CLOSED,
+  };
 
   constructor(private readonly options: PlatformHttpOptions) {
     this.invalidAnswers = options.budget;
     this.queues = options.queues;
+    this.breakerSettings = options.breaker ?? DEFAULT_BREAKER;
     const botApi = options.restProxyApiUrl ?? options.apiUrl;
     this.bot = this.manager(botApi, true);
     this.botOwnMember = this.manager(botApi, true);
@@ -239,6 +272,11 @@ export class PlatformHttp {
     const started = performance.now();
     let outcome: PlatformOutcome = 'network_error';
     try {
+      // Known down: refused before it waits in a queue behind calls that are timing out.
+      const path = call.auth.kind === 'bot' && this.options.restProxyApiUrl ? 'proxy' : 'platform';
+      if (refuses(this.breakers[path], performance.now(), this.breakerSettings)) {
+        throw this.refusedWhileDown(state);
+      }
       const answer = await this.queued(call, state, () =>
         this.calls.run(state, () => this.sendWithRetries(call, state)),
       );
@@ -414,12 +452,19 @@ export class PlatformHttp {
   ): Promise<ResponseLike> {
     const state = this.calls.getStore();
     await this.checkBudget(state?.label ?? url, state);
+    const path: BreakerPath = viaProxy ? 'proxy' : 'platform';
+    const admission = admit(this.breakers[path], performance.now(), this.breakerSettings);
+    if (!admission.admitted) throw this.refusedWhileDown(state);
+    this.breakers[path] = admission.state;
+    const { probe } = admission;
+    if (probe) this.options.metrics?.platformBreaker(path, 'half_open');
     let place: WindowPlace | null = null;
     if (state?.identity) {
       try {
         place = await this.options.identities.acquire(state.identity, state.caller);
       } catch (error) {
         state.failure = 'refused_by_queue';
+        this.settleBreaker(path, 'unknown', probe);
         throw error;
       }
     }
@@ -435,11 +480,14 @@ export class PlatformHttp {
     } catch (error) {
       attempt.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
       attempt.end();
+      // A network error or the timeout: the platform (or the REST proxy before it) is down.
+      this.settleBreaker(path, 'down', probe);
       throw error;
     } finally {
       // The platform saw the call by now: its place leaves the window a window from now.
       place?.done();
     }
+    this.settleBreaker(path, verdictOf(response.status, bytes.length, viaProxy), probe);
     attempt.setAttribute(SpanAttribute.httpResponseStatusCode, response.status);
     if (response.status >= 400) attempt.setStatus({ code: SpanStatusCode.ERROR });
     attempt.end();
@@ -455,6 +503,34 @@ export class PlatformHttp {
     if (response.status !== 429) return answer;
     if (state) state.rateLimits += 1;
     return { ...answer, headers: this.withRetryAfter(response.headers, state) };
+  }
+
+  /**
+   * A call refused because the platform is known down: a 500 naming the platform, at once, with
+   * `Retry-After`; never retried (it is an AppException).
+   */
+  private refusedWhileDown(state: CallState | undefined): PlatformUnavailableError {
+    if (state) state.failure = 'refused_by_breaker';
+    return new PlatformUnavailableError(
+      `${state?.label ?? 'platform call'}: refused while the platform is down (a probe goes every ${this.breakerSettings.probeIntervalMs} ms)`,
+    );
+  }
+
+  /** What an attempt showed of the platform, to the breaker; its opening and closing are logged. */
+  private settleBreaker(path: BreakerPath, verdict: AttemptVerdict, probe: boolean): void {
+    const before = this.breakers[path];
+    const after = settle(before, verdict, probe, performance.now(), this.breakerSettings);
+    this.breakers[path] = after;
+    const via = path === 'proxy' ? ' (the bot through the REST proxy)' : '';
+    if (before.kind === 'closed' && after.kind === 'open') {
+      this.logger.error(
+        { failures: this.breakerSettings.failureThreshold, path },
+        `Chat platform down${via}: attempts in a row failed; refusing its calls at once, probing it every second`,
+      );
+    } else if (before.kind !== 'closed' && after.kind === 'closed') {
+      this.logger.log({ path }, `Chat platform answers again${via}: its calls resume`);
+    }
+    this.options.metrics?.platformBreaker(path, after.kind);
   }
 
   /** Whether a manager with this API base sends its calls through the REST proxy. */
@@ -552,6 +628,21 @@ function identityOf(auth: PlatformAuth): IdentityId | null {
       return null;
   }
 }
+
+/**
+ * What an answer says of the platform, for the breaker: a 5xx, or a REST proxy's empty 200 (it could
+ * not reach the platform), says it is down; a REST proxy's 429 may be its own refusal, which says
+ * nothing of the platform; any other answer says it is up.
+ */
+function verdictOf(status: number, bodyBytes: number, viaProxy: boolean): AttemptVerdict {
+  if (status >= 500) return 'down';
+  if (viaProxy && status === 200 && bodyBytes === 0) return 'down';
+  if (viaProxy && status === 429) return 'unknown';
+  return 'up';
+}
+
+/** Where a call goes: to the platform, or (the bot's calls) through a REST proxy. */
+type BreakerPath = 'platform' | 'proxy';
 
 /** What an answer's status says of the call, for the metrics. */
 function outcomeOf(status: number): PlatformOutcome {

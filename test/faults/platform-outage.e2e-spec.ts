@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
+import { DEFAULT_BREAKER } from 'src/platform/platform-http';
 import type { EmulatorFault } from 'test/support/emulator-faults';
 import { emulatorOf, loginAs } from 'test/support/auth';
 import { DEMO_REDIRECT } from 'test/support/platform';
-import { rawRequest, type RawRequest } from 'test/support/raw-http';
+import { rawRequest, type RawRequest, type RawResponse } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import { faultsOf } from 'test/support/emulator-faults';
 
@@ -54,6 +56,26 @@ function platformRoutes(t: TestApp, token: string): [string, () => Promise<RawRe
   ];
 }
 
+/** The answer of a request that needed the platform while it is down. */
+function expectPlatformOutage(route: string, res: RawResponse): void {
+  expect({
+    route,
+    status: res.status,
+    body: res.json,
+    retryAfter: res.headers['retry-after'],
+  }).toEqual({
+    route,
+    status: 500,
+    // When to try again.
+    retryAfter: '5',
+    body: {
+      message: 'The chat platform is unavailable; try again later',
+      code: 'InternalError',
+      error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    },
+  });
+}
+
 const OUTAGES: [string, EmulatorFault][] = [
   [
     'answers 500 to everything',
@@ -76,27 +98,78 @@ describe.each(OUTAGES)('faults: the platform %s', (_name, fault) => {
     faultsOf(emulatorOf(t())).inject('*', fault, 1_000);
     for (const [route, request] of routes) {
       const res = await rawRequest(t().port, await request());
-      expect({
-        route,
-        status: res.status,
-        body: res.json,
-        retryAfter: res.headers['retry-after'],
-      }).toEqual({
-        route,
-        status: 500,
-        // When to try again.
-        retryAfter: '5',
-        body: {
-          message: 'The chat platform is unavailable; try again later',
-          code: 'InternalError',
-          error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-        },
-      });
+      expectPlatformOutage(route, res);
       expect(res.elapsedMs).toBeLessThan(ANSWER_WITHIN_MS);
       expect(res.text).not.toContain('db-17');
     }
 
     faultsOf(emulatorOf(t())).clear();
+    // Seen down, the platform is tried again once a second: served again after a probe.
+    await servedAgain(t(), routes[1][1]);
+    for (const [route, request] of routes) {
+      const res = await rawRequest(t().port, await request());
+      expect({ route, status: res.status }).toEqual({ route, status: 200 });
+    }
+  });
+});
+
+/** The breaker's probe interval (DEFAULT_BREAKER): one call a second tries a platform seen down. */
+const PROBE_INTERVAL_MS = DEFAULT_BREAKER.probeIntervalMs;
+
+/**
+ * Sends `request` until it is answered 200, and returns how long that took; fails if it is not
+ * within two probe intervals and a second for the answer.
+ */
+async function servedAgain(t: TestApp, request: () => Promise<RawRequest>): Promise<number> {
+  const started = Date.now();
+  const deadline = started + 2 * PROBE_INTERVAL_MS + 1_000;
+  for (;;) {
+    const res = await rawRequest(t.port, await request(), 10_000);
+    if (res.status === 200) return Date.now() - started;
+    expect(res.status).toBe(500);
+    if (Date.now() > deadline) throw new Error('The platform is back, but not used again');
+    // Refusals are answered at once: a short pause between tries, not a wait for the probe.
+    await sleep(50);
+  }
+}
+
+/** A platform request of a service that has not seen the platform down takes at least this long. */
+const SLOW_TIMEOUT_MS = 1_000;
+/** A request refused because the platform is known down answers within this: a fifth of a timeout. */
+const AT_ONCE_MS = SLOW_TIMEOUT_MS / 5;
+
+describe.each(OUTAGES)('faults: the platform %s, seen down', (_name, fault) => {
+  const t = useTestApp({ env: { PLATFORM_TIMEOUT_MS: String(SLOW_TIMEOUT_MS) } });
+
+  it('refuses requests that need it at once without calling it, and serves again once a probe answers', async () => {
+    const login = await loginAs(t(), DEMO_IDS.alice);
+    const routes = platformRoutes(t(), login.token);
+    const refresh = routes[1][1];
+    const emulator = emulatorOf(t());
+    faultsOf(emulator).inject('*', fault, 1_000);
+
+    // The service learns the outage from its own calls failing, each after its timeouts/retries.
+    const firstSeen = await rawRequest(t().port, await refresh(), 10_000);
+    expect(firstSeen.status).toBe(500);
+    let seenDown = false;
+    for (let i = 0; i < 5 && !seenDown; i++) {
+      const res = await rawRequest(t().port, await refresh(), 10_000);
+      expect(res.status).toBe(500);
+      seenDown = res.elapsedMs < AT_ONCE_MS;
+    }
+    expect(seenDown).toBe(true);
+
+    const callsBefore = emulator.countAllRequests();
+    for (const [route, request] of routes) {
+      const res = await rawRequest(t().port, await request());
+      expectPlatformOutage(route, res);
+      expect({ route, fast: res.elapsedMs < AT_ONCE_MS }).toEqual({ route, fast: true });
+    }
+    // Refused here: not one of them reached the platform.
+    expect(emulator.countAllRequests()).toBe(callsBefore);
+
+    faultsOf(emulator).clear();
+    await servedAgain(t(), refresh);
     for (const [route, request] of routes) {
       const res = await rawRequest(t().port, await request());
       expect({ route, status: res.status }).toEqual({ route, status: 200 });

@@ -9,7 +9,12 @@ export type PlatformOutcome =
   | 'timeout'
   | 'network_error'
   | 'refused_by_budget'
-  | 'refused_by_queue';
+  | 'refused_by_queue'
+  /** Refused at once while the platform is known down (src/platform/platform-breaker.ts). */
+  | 'refused_by_breaker';
+
+/** The platform breaker's state, as its gauge reports it. */
+const BREAKER_VALUES = { closed: 0, half_open: 1, open: 2 } as const;
 
 /** How a login (`POST /oauth2`) ended, as the login metric counts it. */
 export type LoginOutcome =
@@ -37,6 +42,7 @@ export class Metrics {
   private readonly logins: Counter<'outcome'>;
   private readonly feedEvents: Counter<'result'>;
   private readonly guildStateDrift: Counter<'event'>;
+  private readonly breaker: Gauge<'path'>;
   /** One per route, method and status seen: bounded as the labels are. */
   private readonly httpChildren = new Map<string, Histogram.Internal<string>>();
   private readonly cacheChildren = new Map<string, Counter.Internal>();
@@ -87,6 +93,12 @@ export class Metrics {
       labelNames: ['event'],
       registers,
     });
+    this.breaker = new Gauge({
+      name: 'bms_platform_breaker_state',
+      help: "This instance's view of the chat platform: 0 up (calls go through), 1 one probe on the wire, 2 down (calls refused at once); path: platform, or proxy for the bot's calls through a REST proxy",
+      labelNames: ['path'],
+      registers,
+    });
     if (enabled) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -107,6 +119,12 @@ export class Metrics {
   platformCall(route: string, outcome: PlatformOutcome, seconds: number): void {
     if (!this.enabled) return;
     this.platformDuration.observe({ route, outcome }, seconds);
+  }
+
+  /** The platform breaker's state after an attempt (src/platform/platform-breaker.ts). */
+  platformBreaker(path: 'platform' | 'proxy', state: keyof typeof BREAKER_VALUES): void {
+    if (!this.enabled) return;
+    this.breaker.set({ path }, BREAKER_VALUES[state]);
   }
 
   /** A call's wait for its turn in a shared bucket's queue (one that was let through). */

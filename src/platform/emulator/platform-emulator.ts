@@ -174,6 +174,13 @@ export class PlatformEmulator {
     return this.counts.get(route) ?? 0;
   }
 
+  /** How many requests reached the emulator on any route (faulted ones included), since the start. */
+  countAllRequests(): number {
+    let total = 0;
+    for (const count of this.counts.values()) total += count;
+    return total;
+  }
+
   /**
    * The invalid answers (401, 403, and 429 but a shared resource's) of the last ten minutes that
    * the platform would hold against `address`, or against every address: it bans at 10,000.
