@@ -130,6 +130,8 @@ describe('metrics (METRICS_PORT, METRICS_TOKEN)', () => {
     expect(sample(body, 'bms_platform_invalid_answers_limit')).toBe(9000);
     expect(sample(body, 'bms_platform_queue_waiting')).toBe(0);
     expect(sample(body, 'bms_platform_queue_refused')).toBe(0);
+    // The platform answers: its breaker lets calls through.
+    expect(sample(body, 'bms_platform_breaker_state{path="platform"}')).toBe(0);
     expect(sample(body, 'bms_db_pool_connections{state="total"}')).toBeGreaterThanOrEqual(1);
     expect(sample(body, 'bms_redis_up')).toBe(process.env.REDIS_URL ? 1 : 0);
     expect(body).toMatch(/^process_resident_memory_bytes \d+/m);

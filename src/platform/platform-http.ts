@@ -240,6 +240,9 @@ export class PlatformHttp {
     this.invalidAnswers = options.budget;
     this.queues = options.queues;
     this.breakerSettings = options.breaker ?? DEFAULT_BREAKER;
+    // The breaker's gauge has a value from the start, for dashboards and alerts to read.
+    options.metrics?.platformBreaker('platform', 'closed');
+    if (options.restProxyApiUrl) options.metrics?.platformBreaker('proxy', 'closed');
     const botApi = options.restProxyApiUrl ?? options.apiUrl;
     this.bot = this.manager(botApi, true);
     this.botOwnMember = this.manager(botApi, true);
