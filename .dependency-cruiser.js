@@ -68,7 +68,7 @@ const PUBLIC_API = {
     'settings.module',
     'schema/settings-definition',
     'schema/guild-checks',
-    'builtins/columns',
+    'schema/columns',
     'settings-openapi',
     'settings.commands',
     // What event streams read: committed changes, and the revisions to resume from.

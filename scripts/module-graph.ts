@@ -88,7 +88,7 @@ function renderGraph(edges: ReadonlySet<string>): string {
 
 /** The settings module's rooms: an arrow means "imports from". */
 function renderRooms(edges: ReadonlySet<string>): string {
-  const id = (name: string): string => `${name}_room`;
+  const id = (name: string): string => `${name.replace(/-/g, '_')}_room`;
   const nodes = [...new Set([...edges].flatMap((edge) => edge.split(' --> ')))].sort();
   return [
     '```mermaid',

@@ -1,8 +1,8 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
-import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
-import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
+import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { ProtectionSetting } from 'src/moderation/protection.setting';
+import { SettingsHistorySetting } from 'src/settings/revisions/settings-history.setting';
 import type { SettingProvider } from 'src/settings/schema/settings-definition';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
