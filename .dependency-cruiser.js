@@ -24,12 +24,12 @@ const PUBLIC_API = {
     'session-auth.guard',
     'session-request',
   ],
-  users: ['users.module', 'users.service', 'users.events', 'user.entity', 'users.commands'],
+  users: ['users.module', 'users.service', 'users.events', 'user.entity', 'users.cli'],
   sessions: [
     'sessions.module',
     'sessions.service',
     'sessions.events',
-    'sessions.commands',
+    'sessions.cli',
     'dto/session.dto',
   ],
   platform: [
@@ -70,7 +70,7 @@ const PUBLIC_API = {
     'schema/guild-checks',
     'schema/columns',
     'settings-openapi',
-    'settings.commands',
+    'settings.cli',
     // What event streams read: committed changes, and the revisions to resume from.
     'engine/settings.events',
     'revisions/revision-feed.service',
@@ -83,7 +83,7 @@ const PUBLIC_API = {
     'dto/bot-stats.dto',
     'parse-shard-id.pipe',
   ],
-  commands: ['commands.module', 'commands.commands'],
+  commands: ['commands.module', 'commands.cli'],
   health: ['health.module'],
   'client-config': ['client-config.module'],
   metrics: ['metrics.module'],

@@ -9,7 +9,7 @@ import { SettingsCache } from 'src/settings/engine/settings-cache';
 import { SettingsCallers } from 'src/settings/engine/settings-callers';
 import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
 import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
-import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
+import { GuildSettingsWriters } from 'src/settings/engine/guild-settings-writers';
 import { SettingsController } from 'src/settings/settings.controller';
 import { RevisionFeed } from 'src/settings/revisions/revision-feed.service';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
@@ -34,7 +34,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
       "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
   },
   commands: () =>
-    import('./settings.commands').then((m) => [m.ExportSettingsCommand, m.ImportSettingsCommand]),
+    import('./settings.cli').then((m) => [m.ExportSettingsCommand, m.ImportSettingsCommand]),
 })
 @Module({
   imports: [DiscoveryModule, GuildsModule, PermissionsModule],

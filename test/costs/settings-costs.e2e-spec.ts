@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { settingsLockKey } from 'src/settings/engine/settings-lock';
+import { settingsLockKey } from 'src/settings/engine/guild-settings-writers';
 import { MAX_CHANGE_ENTRIES } from 'src/settings/engine/change-plan';
 import { MAX_NAMED_MEMBERS } from 'src/settings/engine/settings-callers';
 import { databaseOf, emulatorOf } from 'test/support/auth';

@@ -2,7 +2,7 @@ import type { Response } from 'supertest';
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { settingsLockKey } from 'src/settings/engine/settings-lock';
+import { settingsLockKey } from 'src/settings/engine/guild-settings-writers';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
