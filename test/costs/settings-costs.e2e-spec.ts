@@ -9,7 +9,7 @@ import { databaseOf, emulatorOf } from 'test/support/auth';
 import { eventually } from 'test/support/eventually';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
-import { actor, CHANNEL, GUILD, ok, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { actor, CHANNEL, GUILD, ok, SINK_FIELDS, type Actor } from 'test/support/demo-world';
 
 // What one settings request may cost (docs/request-costs.md), on the embedded engine by default
 // and on PostgreSQL with DATABASE_URL: platform calls, the guild's write lock, the rows read.

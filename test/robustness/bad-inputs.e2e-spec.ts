@@ -25,7 +25,7 @@ import {
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { rawRequest, type RawRequest, type RawResponse } from 'test/support/raw-http';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, SINK_FIELDS, ok } from 'test/settings/settings-support';
+import { actor, SINK_FIELDS, ok } from 'test/support/demo-world';
 
 const ROOT = DEMO_IDS.demoUser;
 const GUILD = DEMO_IDS.community;

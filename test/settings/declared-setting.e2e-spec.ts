@@ -2,7 +2,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 import { FEEDBACK_TABLE_SQL, FeedbackSettingModule } from 'test/fixtures/feedback.setting';
-import { actor, CHANNEL, GUILD, ok } from 'test/settings/settings-support';
+import { actor, CHANNEL, GUILD, ok } from 'test/support/demo-world';
 
 describe('a setting declared by another module, with no engine change', () => {
   const t = useTestApp({ imports: [FeedbackSettingModule] });

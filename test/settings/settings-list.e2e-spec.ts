@@ -1,7 +1,8 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { BUILTIN_SETTINGS, GUILD, publishedSettings } from 'test/settings/settings-support';
+import { BUILTIN_SETTINGS, publishedSettings } from 'test/support/declared-settings';
+import { GUILD } from 'test/support/demo-world';
 
 interface Setting {
   id: string;
