@@ -7,7 +7,7 @@ import {
   type ExecutableOperation,
   type SettingSchema,
 } from 'src/settings/schema/settings-schema';
-import { isStorableTimestamp } from 'src/settings/schema/timestamp';
+import { isStorableTimestamp } from 'src/common/validation/date-time';
 import { validationSchema, type JsonSchema } from 'src/settings/schema/validation-schema';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
