@@ -32,6 +32,11 @@ describe('toOpenApi30', () => {
   it.each([
     ['a plain type', { type: 'string', maxLength: 3 }, { type: 'string', maxLength: 3 }],
     [
+      "a column's default (Create)",
+      { type: 'integer', minimum: 0, maximum: 3600, default: 0 },
+      { type: 'integer', minimum: 0, maximum: 3600, default: 0 },
+    ],
+    [
       'a union with null',
       { type: ['integer', 'null'], minimum: 1 },
       { type: 'integer', nullable: true, minimum: 1 },

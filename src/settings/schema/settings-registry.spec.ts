@@ -177,6 +177,16 @@ describe('the settings registry at boot', () => {
       'feedback_topics (entity FeedbackTopicEntity): column "cooldown": String values cannot be stored in integer',
     ],
     [
+      'a default the column refuses',
+      feedbackWith({ ...cooldown({ type: 'Integer', min: 0, max: 9 }), default: 10 }),
+      'feedback_topics: column "cooldown": the default 10 must be <= 9',
+    ],
+    [
+      'a default of the wrong type',
+      feedbackWith({ ...cooldown({ type: 'Integer', min: 0, max: 9 }), default: '0' }),
+      'feedback_topics: column "cooldown": the default "0" must be integer',
+    ],
+    [
       'an entity TypeORM does not know',
       feedbackWith(cooldown({ type: 'Integer', min: 0, max: 9 }), ProtectionEntity),
       'feedback_topics (entity ProtectionEntity): the entity is not registered with TypeORM',

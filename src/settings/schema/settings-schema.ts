@@ -77,6 +77,11 @@ export interface ColumnSchema {
   /** Operations for which the column cannot be set; a value sent anyway is ignored. */
   readonly: Operation[];
   column_type: ColumnType;
+  /**
+   * The value Create stores when `fields` leaves the column out, which makes it optional on
+   * Create (published only where declared; checked at boot against the column's own type).
+   */
+  default?: unknown;
 }
 
 export interface SettingSchema {
