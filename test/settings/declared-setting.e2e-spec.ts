@@ -28,7 +28,7 @@ describe('a setting declared by another module, with no engine change', () => {
       validation_template: string;
     }[];
     expect(setting.columns.find((column) => column.id === 'cooldown')?.default).toBe(0);
-    expect(setting.columns.find((column) => column.id === 'channel')).not.toHaveProperty('default');
+    expect(setting.columns.find((column) => column.id === 'channel')?.default).toBeNull();
     const create = (
       JSON.parse(setting.validation_template) as {
         $defs: { Create: { required: string[]; properties: Record<string, object> } };

@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import {
+  hasDefault,
   identifiesRow,
   isStored,
   type ColumnSchema,
@@ -79,7 +80,7 @@ export class FieldsValidator {
   defaultProblems(): string[] {
     const problems: string[] = [];
     for (const column of this.columns.values()) {
-      if (column.default === undefined || !isStored(column)) continue;
+      if (!hasDefault(column) || !isStored(column)) continue;
       if (!this.ajv.validate(valueSchema(column), column.default)) {
         const said = (this.ajv.errors ?? []).map((error) => this.message(error, [column.id]));
         problems.push(
@@ -95,7 +96,7 @@ export class FieldsValidator {
     const given = fields as Record<string, unknown>;
     const defaults = [...this.columns.values()].filter(
       (column) =>
-        column.default !== undefined &&
+        hasDefault(column) &&
         !(column.id in given) &&
         isStored(column) &&
         !column.readonly.includes('Create'),

@@ -48,7 +48,7 @@ function normalizeColumn(column: ColumnSchema, stored: StoredColumn | undefined)
       type.type === 'Widget'
         ? { type: 'Widget', inner: { ...type.inner } }
         : { type: type.type, inner: normalizeInner(type.inner, stored) },
-    ...(column.default === undefined ? {} : { default: column.default }),
+    default: column.default ?? null,
   };
 }
 

@@ -3,6 +3,7 @@ import {
   OPERATIONS,
   STRING_KINDS,
   templateColumns,
+  hasDefault,
   type ColumnSchema,
   type InnerColumnType,
   type SettingSchema,
@@ -77,7 +78,7 @@ function columnProblems(column: ColumnSchema): string[] {
     }
   }
   const type = column.column_type;
-  if (column.default !== undefined) {
+  if (hasDefault(column)) {
     // A key names the entry and a read-only value is the engine's: neither is the caller's to skip.
     if (type.type === 'Widget') problems.push('a Widget holds no value, so it has no default');
     else if (column.primary_key) problems.push('a primary key column has no default');

@@ -1,5 +1,6 @@
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
+import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { catalogSchemaProblems, schemaProblems } from 'src/settings/schema/schema-checks';
 import type { ColumnSchema, SettingSchema } from 'src/settings/schema/settings-schema';
 import { bitCombinations, validationSchema } from 'src/settings/schema/validation-schema';
@@ -578,7 +579,6 @@ describe('column defaults', () => {
   it.each([
     ['a default above its maximum', 3601, 'must be <= 3600'],
     ['a default of another type', '0', 'must be integer'],
-    ['a null default in a column that is not nullable', null, 'must be integer'],
   ])('refuses %s at boot', (_name, value, said) => {
     const broken = new FieldsValidator({
       ...DEFAULTS,
@@ -586,6 +586,29 @@ describe('column defaults', () => {
     });
     expect(broken.defaultProblems()).toEqual([
       `example: column "delay": the default ${JSON.stringify(value)} ${said}`,
+    ]);
+  });
+
+  it('publishes default on every column: the declared value, else null', () => {
+    const published = normalizeSchema(DEFAULTS).columns.map((c) => [c.id, c.default]);
+    expect(published).toEqual([
+      ['role', null],
+      ['delay', 0],
+      ['enabled', true],
+      ['tags', []],
+      ['note', null],
+    ]);
+  });
+
+  it('takes a null default for none: the column stays required on Create', () => {
+    const noDefault = {
+      ...DEFAULTS,
+      columns: DEFAULTS.columns.map((c) => (c.id === 'delay' ? { ...c, default: null } : c)),
+    };
+    expect(new FieldsValidator(noDefault).defaultProblems()).toEqual([]);
+    expect((validationSchema(noDefault).$defs as typeof defs).Create.required).toEqual([
+      'role',
+      'delay',
     ]);
   });
 

@@ -79,7 +79,8 @@ export interface ColumnSchema {
   column_type: ColumnType;
   /**
    * The value Create stores when `fields` leaves the column out, which makes it optional on
-   * Create (published only where declared; checked at boot against the column's own type).
+   * Create (checked at boot against the column's own type). Published on every column, null
+   * where there is none (a nullable column left out is stored null anyway).
    */
   default?: unknown;
 }
@@ -136,6 +137,11 @@ export function versionColumn(): ColumnSchema {
  */
 export function identifiesRow(column: ColumnSchema): boolean {
   return column.primary_key || column.id === VERSION_COLUMN;
+}
+
+/** Whether the column declares a default (null is none: see `ColumnSchema.default`). */
+export function hasDefault(column: ColumnSchema): boolean {
+  return column.default !== undefined && column.default !== null;
 }
 
 export function isStored(column: ColumnSchema): boolean {

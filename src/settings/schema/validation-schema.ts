@@ -1,6 +1,7 @@
 import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import {
   DEFAULT_MAX_STRING_LENGTH,
+  hasDefault,
   isStored,
   MAX_ARRAY_ITEMS,
   primaryKeyOf,
@@ -81,12 +82,12 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
         // an echoed one is a row's.
         properties[column.id] = writable || identifiesRow(column) ? valueSchema(column) : {};
         // A column with a default may be left out of Create, which then stores the default.
-        const defaulted = operation === 'Create' && writable && column.default !== undefined;
+        const defaulted = operation === 'Create' && writable && hasDefault(column);
         if (defaulted)
           properties[column.id] = { ...properties[column.id], default: column.default };
         const needed =
           operation === 'Create'
-            ? writable && !column.nullable && column.default === undefined
+            ? writable && !column.nullable && !hasDefault(column)
             : column.primary_key;
         if (needed) required.push(column.id);
       }
