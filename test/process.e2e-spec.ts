@@ -24,7 +24,7 @@ import { committedDocument } from 'test/support/contract';
 import { createTestApp, TEST_TOKEN_ENCRYPTION_KEY, type TestApp } from 'test/support/test-app';
 import { buildIfStale, MAIN, serviceEnv, startService } from 'test/support/service-process';
 import { describeShared } from 'test/support/two-instances';
-import { CREATABLE_SETTINGS } from 'test/settings/settings-support';
+import { CREATABLE_SETTINGS } from 'test/support/declared-settings';
 
 const ROOT = resolve(__dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
