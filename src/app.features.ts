@@ -1,4 +1,5 @@
 import type { Type } from '@nestjs/common';
+import { AuditLogModule } from 'src/audit-log/audit-log.module';
 import { AuthModule } from 'src/auth/auth.module';
 import { BotGuildsModule } from 'src/bot-guilds/bot-guilds.module';
 import { CasesModule } from 'src/cases/cases.module';
@@ -8,6 +9,7 @@ import { EventsModule } from 'src/events/events.module';
 import { GuildsModule } from 'src/guilds/guilds.module';
 import { HealthModule } from 'src/health/health.module';
 import { MetricsModule } from 'src/metrics/metrics.module';
+import { ModerationModule } from 'src/moderation/moderation.module';
 import { SessionsModule } from 'src/sessions/sessions.module';
 import { SettingsModule } from 'src/settings/settings.module';
 import { StatsModule } from 'src/stats/stats.module';
@@ -27,7 +29,9 @@ export const FEATURE_MODULES: readonly Type[] = [
   BotGuildsModule,
   GuildsModule,
   SettingsModule,
+  ModerationModule,
   CasesModule,
+  AuditLogModule,
   StatsModule,
   CommandsModule,
   EventsModule,

@@ -16,7 +16,7 @@ import { AccessLogController } from 'src/common/logging/access-log';
 import { AppLogger, createRootLogger } from 'src/common/logging/app-logger';
 import { requestContext } from 'src/common/http/request-context';
 import { traceRequests } from 'src/common/tracing/request-spans';
-import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/logging/request-id';
+import { requestIdFor, REQUEST_ID_HEADER } from 'src/common/http/request-id';
 import { AppConfig } from 'src/config/app-config';
 import { Metrics } from 'src/common/metrics/metrics';
 import { SessionsService } from 'src/sessions/sessions.service';

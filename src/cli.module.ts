@@ -99,8 +99,13 @@ async function startServices(config: AppConfig): Promise<INestApplicationContext
     }
     config = { ...config, database: { ...database, besideService: true } };
   }
-  // The running service serves metrics; a command does not listen.
-  config = { ...config, metrics: { ...config.metrics, port: null } };
+  // The running service serves metrics; a command does not listen. Nor does it play the demo's
+  // bot: its reports would take shard 0 over from the service's own demo bot (docs/guild-state.md).
+  config = {
+    ...config,
+    metrics: { ...config.metrics, port: null },
+    platform: { ...config.platform, demoBotReporter: false },
+  };
   return NestFactory.createApplicationContext(CliServicesModule.forRoot(config), {
     logger: CLI_LOG_LEVELS,
   });

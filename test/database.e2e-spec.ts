@@ -97,3 +97,113 @@ describe('database', () => {
     expect(await db.query(`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
   });
 });
+
+describe('the migration to unsigned 64-bit user ids', () => {
+  const t = useTestApp();
+  const MAX_SIGNED = '9223372036854775807';
+  const MAX_UNSIGNED = '18446744073709551615';
+  let db: DataSource;
+
+  beforeAll(() => {
+    db = t().app.get<DataSource>(getDataSourceToken());
+  });
+
+  const columnTypes = (): Promise<unknown[]> =>
+    db.query(
+      `SELECT table_name, column_name, data_type, numeric_precision, numeric_scale
+         FROM information_schema.columns
+        WHERE (table_name, column_name) IN (('users', 'id'), ('sessions', 'user_id'))
+        ORDER BY table_name`,
+    );
+  const stored = (): Promise<unknown[]> =>
+    db.query(
+      `SELECT u.id::text AS id, u.username, s.id AS session, s.type, s.token_hash, s.expires_at
+         FROM users u LEFT JOIN sessions s ON s.user_id = u.id ORDER BY u.id, s.id`,
+    );
+  const addUser = async (id: string): Promise<void> => {
+    await db.query(`INSERT INTO users (id, username) VALUES ($1, $2)`, [id, `user ${id}`]);
+    await db.query(
+      `INSERT INTO sessions (user_id, type, token_hash, expires_at)
+       VALUES ($1, 'api', sha256(convert_to($2, 'UTF8')), '2030-01-01T00:00:00Z')`,
+      [id, id],
+    );
+  };
+
+  it('upgrades a database with signed bigint ids with nothing lost, keeping the key and index', async () => {
+    const [last] = await db.query<{ name: string }[]>(
+      'SELECT name FROM migrations ORDER BY "timestamp" DESC LIMIT 1',
+    );
+    expect(last.name).toBe('UnsignedUserIds1796624477000');
+    await db.undoLastMigration();
+    expect(await columnTypes()).toEqual([
+      {
+        table_name: 'sessions',
+        column_name: 'user_id',
+        data_type: 'bigint',
+        numeric_precision: 64,
+        numeric_scale: 0,
+      },
+      {
+        table_name: 'users',
+        column_name: 'id',
+        data_type: 'bigint',
+        numeric_precision: 64,
+        numeric_scale: 0,
+      },
+    ]);
+    for (const id of ['1', '424242', MAX_SIGNED]) await addUser(id);
+    const before = await stored();
+    expect(before).toHaveLength(3);
+
+    await db.runMigrations({ transaction: 'each' });
+
+    expect(await columnTypes()).toEqual([
+      {
+        table_name: 'sessions',
+        column_name: 'user_id',
+        data_type: 'numeric',
+        numeric_precision: 20,
+        numeric_scale: 0,
+      },
+      {
+        table_name: 'users',
+        column_name: 'id',
+        data_type: 'numeric',
+        numeric_precision: 20,
+        numeric_scale: 0,
+      },
+    ]);
+    expect(await stored()).toEqual(before);
+    expect(await db.showMigrations()).toBe(false);
+    const indexes = await db.query<{ indexdef: string }[]>(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'sessions_user_created_idx'`,
+    );
+    expect(indexes).toEqual([{ indexdef: expect.stringContaining('(user_id, created_at)') }]);
+
+    // The largest id now fits, and the foreign key still holds and cascades.
+    await addUser(MAX_UNSIGNED);
+    await expect(
+      db.query(
+        `INSERT INTO sessions (user_id, type, token_hash, expires_at)
+         VALUES ('18446744073709551614', 'api', '\\x00', now())`,
+      ),
+    ).rejects.toThrow(/foreign key/);
+    await db.query(`DELETE FROM users WHERE id = $1`, [MAX_SIGNED]);
+    const left = await db.query<{ user_id: string }[]>(
+      `SELECT user_id::text AS user_id FROM sessions ORDER BY sessions.user_id`,
+    );
+    expect(left.map((row) => row.user_id)).toEqual(['1', '424242', MAX_UNSIGNED]);
+  });
+
+  it('goes back to bigint only when every id fits it, saying which do not', async () => {
+    await expect(db.undoLastMigration()).rejects.toThrow(
+      `1 user id(s) exceed ${MAX_SIGNED}, which bigint cannot hold: delete those users first`,
+    );
+    await db.query(`DELETE FROM users WHERE id = $1`, [MAX_UNSIGNED]);
+    const before = await stored();
+    await db.undoLastMigration();
+    expect(await stored()).toEqual(before);
+    await db.runMigrations({ transaction: 'each' });
+    expect(await stored()).toEqual(before);
+  });
+});

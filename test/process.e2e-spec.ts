@@ -24,7 +24,7 @@ import { committedDocument } from 'test/support/contract';
 import { createTestApp, TEST_TOKEN_ENCRYPTION_KEY, type TestApp } from 'test/support/test-app';
 import { buildIfStale, MAIN, serviceEnv, startService } from 'test/support/service-process';
 import { describeShared } from 'test/support/two-instances';
-import { CREATABLE_SETTINGS } from 'test/settings/settings-support';
+import { CREATABLE_SETTINGS } from 'test/support/declared-settings';
 
 const ROOT = resolve(__dirname, '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
@@ -387,15 +387,24 @@ describe('the admin CLI', () => {
       expect(me).toMatchObject({ user_id: '424242', name: 'ci', type: 'api' });
       // Beside the running service, the CLI works on the embedded database the service shares:
       // what it writes, the service sees.
-      const beside = await cli('tokens:create', '--user', '424243', '--name', 'beside');
+      // For a user id past signed 64 bits (2^64-1, the largest the platform's contract allows).
+      const beside = await cli(
+        'tokens:create',
+        '--user',
+        '18446744073709551615',
+        '--name',
+        'beside',
+      );
       // Made, and said to be refused by the internal routes: the user is not in ROOT_USERS.
       expect(beside).toMatchObject({
         code: 0,
-        stderr: expect.stringMatching(/^Warning: user 424243 is not in ROOT_USERS \(/),
+        stderr: expect.stringMatching(
+          /^Warning: user 18446744073709551615 is not in ROOT_USERS \(/,
+        ),
       });
       const besideToken = beside.stdout.trim().split('\n').at(-1) ?? '';
       expect(JSON.parse(await get(p, '/sessions/@me', besideToken))).toMatchObject({
-        user_id: '424243',
+        user_id: '18446744073709551615',
         name: 'beside',
       });
       const listed = await cli('sessions:list', '--user', '424242');

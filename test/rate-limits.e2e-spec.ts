@@ -9,7 +9,7 @@ import { hashSessionToken } from 'src/sessions/session-token';
 import { createApiToken, databaseOf, loginAs } from 'test/support/auth';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
-import { SINK_FIELDS } from 'test/settings/settings-support';
+import { SINK_FIELDS } from 'test/support/demo-world';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';

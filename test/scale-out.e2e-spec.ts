@@ -3,7 +3,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import type { TestApp } from 'test/support/test-app';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
-import { GUILD, SINK_FIELDS } from 'test/settings/settings-support';
+import { GUILD, SINK_FIELDS } from 'test/support/demo-world';
 
 /** The settings-write budget both instances share in this test. */
 const SETTINGS_WRITES = 12;

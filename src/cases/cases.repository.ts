@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { PageRequest } from 'src/common/paging/page';
 import {
   type CaseAction,
   ModerationCaseCounterEntity,
@@ -17,12 +18,9 @@ export interface NewCase {
 }
 
 /** Which of a guild's cases a page holds: newest first, older than `before` when set. */
-export interface CasePageQuery {
+export interface CasePageQuery extends PageRequest {
   guildId: string;
   userId?: string;
-  before?: number;
-  /** Rows to read: the page's size plus one, which tells whether there is a next page. */
-  take: number;
 }
 
 /** The guild's moderation cases; every read and write names its guild. */

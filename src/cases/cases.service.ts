@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CasesRepository } from 'src/cases/cases.repository';
+import { fetchPage } from 'src/common/paging/page';
 import {
   type CaseDto,
   type CasePageDto,
@@ -26,19 +27,13 @@ export class CasesService {
   }
 
   async list(guildId: string, query: ListCasesQueryDto): Promise<CasePageDto> {
-    const limit = query.limit === undefined ? DEFAULT_CASES_PAGE : Number(query.limit);
-    const rows = await this.cases.findPage({
-      guildId,
-      userId: query.user_id,
-      before: query.cursor === undefined ? undefined : Number(query.cursor),
-      take: limit + 1,
-    });
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return {
-      cases: page.map(toDto),
-      next_cursor: rows.length > limit && last ? String(last.number) : null,
-    };
+    const page = await fetchPage(
+      query,
+      DEFAULT_CASES_PAGE,
+      (request) => this.cases.findPage({ guildId, userId: query.user_id, ...request }),
+      (row) => row.number,
+    );
+    return { cases: page.rows.map(toDto), next_cursor: page.nextCursor };
   }
 }
 

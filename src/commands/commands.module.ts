@@ -9,7 +9,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
 /** The bot's built-in command catalog: `GET /bot-state` and the platform sync. */
 @Feature({
   tags: { commands: "The bot's command catalog" },
-  commands: () => import('./commands.commands').then((m) => [m.SyncCommandsCommand]),
+  commands: () => import('./commands.cli').then((m) => [m.SyncCommandsCommand]),
 })
 @Module({
   controllers: [CommandsController],

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DEMO_CHANNELS, DEMO_ROLES } from 'src/platform/emulator/demo.seed';
 import { COMMAND_NAMES } from 'src/commands/command-catalog';
 import { CommandConfigEntity } from 'src/commands/command-config.entity';
-import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { array, auditColumns, scalar, text } from 'src/settings/schema/columns';
 import {
   DeclareSetting,
   type SettingDefinition,

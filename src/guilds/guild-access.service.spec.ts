@@ -61,6 +61,8 @@ function service(
   now: string | (() => string),
   user: APIGuildMember | null,
   overrides: Overrides = {},
+  /** The user's own guild list and the rate limiter, where a test decides them. */
+  deps: { userGuilds?: Partial<UserGuildsService>; limiter?: Partial<RateLimiter> } = {},
 ): GuildAccessService {
   const membership = {
     isBotIn: (id: string) => Promise.resolve(id === GUILD),
@@ -89,10 +91,11 @@ function service(
     ownMember: () => Promise.resolve(undefined),
   } as unknown as UserMemberService;
   // Outside a request: no user to charge a cold load to.
-  const limiter = { enabled: false } as unknown as RateLimiter;
-  // No guild list of the user held.
+  const limiter = (deps.limiter ?? { enabled: false }) as unknown as RateLimiter;
+  // No guild list of the user held, unless the test holds one.
   const userGuilds = {
     heldGuildIds: () => Promise.resolve(undefined),
+    ...deps.userGuilds,
   } as unknown as UserGuildsService;
   return new GuildAccessService(
     platform,
@@ -153,6 +156,52 @@ describe('GuildAccessService', () => {
     await expect(
       service('2025-01-01T00:00:00.000Z', null).forMember(GUILD, USER),
     ).rejects.toMatchObject({ code: 'NotFound', message: 'You are not a member of this guild' });
+  });
+});
+
+/**
+ * A user whose own guild list, as held, does not list the guild: read again with their own token
+ * (charged to `guild-check`) before they are refused; a refusal loads nothing.
+ */
+describe('GuildAccessService and a guild list that does not list the guild', () => {
+  const NOW = '2025-01-01T00:00:00.000Z';
+  const listing = (...ids: string[]): Promise<ReadonlySet<string>> => Promise.resolve(new Set(ids));
+
+  it.each([
+    // [case, held list, list read again, guild-check budget spent, served, lists read again]
+    ['listed as held: no re-read', [GUILD], [GUILD], false, true, 0],
+    ['joined since the list was read', [], [GUILD], false, true, 1],
+    ['not a member, as read again', [], [], false, false, 1],
+    ['budget spent: the list as held stands', [], [GUILD], true, false, 0],
+    ['the list cannot be read again: loaded as before', [], undefined, false, true, 1],
+  ] as const)('%s', async (_case, held, again, spent, served, reads) => {
+    const readGuildIdsAgain = jest.fn(() =>
+      again === undefined ? Promise.resolve(undefined) : listing(...again),
+    );
+    const getGuild = jest.fn(() => Promise.resolve(found(guild)));
+    const count = jest.fn(() => Promise.resolve({ blocked: spent }));
+    const access = service(
+      NOW,
+      member(USER, []),
+      { getGuild },
+      {
+        userGuilds: { heldGuildIds: () => listing(...held), readGuildIdsAgain },
+        limiter: { enabled: true, count } as unknown as Partial<RateLimiter>,
+      },
+    );
+    const result = access.forMember(GUILD, USER);
+    if (served) {
+      await expect(result).resolves.toMatchObject({ user: expect.anything() });
+      expect(getGuild).toHaveBeenCalled();
+    } else {
+      await expect(result).rejects.toMatchObject({
+        code: 'NotFound',
+        message: 'You are not a member of this guild',
+      });
+      expect(getGuild).not.toHaveBeenCalled();
+    }
+    expect(readGuildIdsAgain).toHaveBeenCalledTimes(reads);
+    if (held.length === 0) expect(count).toHaveBeenCalledWith('guild-check', USER);
   });
 });
 

@@ -169,17 +169,24 @@ export class GuildAccessService {
   }
 
   /**
-   * Whether what is held already says the user is not in the guild, without a call: their own
-   * guild list (read with their token, within USER_GUILDS_CACHE_TTL), or their member answered
-   * "not a member".
+   * Whether the user is known not to be in the guild, without a bot-token call: their member
+   * answered "not a member" lately, or their own guild list (read with their token) does not list
+   * it. A list held from before may predate their joining, so it is read again with their own
+   * token first (no bot-token call), charged to their `guild-check` budget; once that is spent,
+   * the list as held stands (docs/request-costs.md). A list that cannot be read settles nothing.
    */
   private async knownNotMember(guildId: string, userId: string): Promise<boolean> {
     const [guilds, member] = await Promise.all([
       this.userGuilds.heldGuildIds(userId),
       this.platform.heldGuildMember(guildId, userId),
     ]);
-    if (guilds && !guilds.has(guildId)) return true;
-    return member !== undefined && !member.found && member.missing === 'member';
+    if (member !== undefined && !member.found && member.missing === 'member') return true;
+    if (!guilds || guilds.has(guildId)) return false;
+    if (this.limiter.enabled && (await this.limiter.count('guild-check', userId)).blocked) {
+      return true;
+    }
+    const fresh = await this.userGuilds.readGuildIdsAgain(userId);
+    return fresh !== undefined && !fresh.has(guildId);
   }
 
   /**

@@ -55,6 +55,22 @@ export class UserGuildsService {
     return guilds && new Set(guilds.map((guild) => guild.id));
   }
 
+  /**
+   * The ids of the user's guilds read anew with their own token (and held as `list` holds them);
+   * undefined when they cannot be read (no usable grant, the platform failing).
+   */
+  async readGuildIdsAgain(userId: string): Promise<ReadonlySet<string> | undefined> {
+    try {
+      const guilds = await this.cache.getOrLoad(userGuildsKey(userId), () => this.fetch(userId), {
+        ttlMs: this.ttlMs,
+        refresh: true,
+      });
+      return new Set(guilds.map((guild) => guild.id));
+    } catch {
+      return undefined;
+    }
+  }
+
   private async fetch(userId: string): Promise<UserGuildDto[]> {
     const guilds = await this.grants.withAccessToken(userId, (token) =>
       this.client.getUserGuilds(token),

@@ -24,7 +24,8 @@ export class SessionEntity {
   @PrimaryGeneratedColumn('uuid')
   id!: string;
 
-  @Column({ name: 'user_id', type: 'bigint' })
+  /** The user's snowflake, as `users.id` holds it (`numeric(20,0)`). */
+  @Column({ name: 'user_id', type: 'numeric', precision: 20, scale: 0 })
   userId!: string;
 
   @ManyToOne(() => UserEntity, { onDelete: 'CASCADE' })

@@ -13,7 +13,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
 @Feature({
   tags: { sessions: 'Login sessions and API tokens' },
   commands: () =>
-    import('./sessions.commands').then((m) => [
+    import('./sessions.cli').then((m) => [
       m.CreateTokenCommand,
       m.BanSessionCommand,
       m.ListSessionsCommand,

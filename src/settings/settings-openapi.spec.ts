@@ -1,8 +1,8 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
-import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
-import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
+import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { ProtectionSetting } from 'src/moderation/protection.setting';
+import { SettingsHistorySetting } from 'src/settings/revisions/settings-history.setting';
 import type { SettingProvider } from 'src/settings/schema/settings-definition';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
@@ -31,6 +31,11 @@ const SCHEMAS = settingRequestSchemas(SETTINGS);
 describe('toOpenApi30', () => {
   it.each([
     ['a plain type', { type: 'string', maxLength: 3 }, { type: 'string', maxLength: 3 }],
+    [
+      "a column's default (Create)",
+      { type: 'integer', minimum: 0, maximum: 3600, default: 0 },
+      { type: 'integer', minimum: 0, maximum: 3600, default: 0 },
+    ],
     [
       'a union with null',
       { type: ['integer', 'null'], minimum: 1 },

@@ -109,6 +109,7 @@ const SHARED_KEYWORDS = new Set([
   'enum',
   'minimum',
   'maximum',
+  'default',
 ]);
 
 /**

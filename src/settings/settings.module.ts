@@ -2,17 +2,14 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { GuildsModule } from 'src/guilds/guilds.module';
 import { PermissionsModule } from 'src/permissions/permissions.module';
-import { AuditlogSinksSetting } from 'src/settings/builtins/auditlog-sinks.setting';
-import { GuildMembersSetting } from 'src/settings/builtins/guildmembers.setting';
-import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
-import { LockdownSettingsSetting } from 'src/settings/builtins/lockdown-settings.setting';
-import { ProtectionSetting } from 'src/settings/builtins/protection.setting';
-import { SettingsHistorySetting } from 'src/settings/builtins/settings-history.setting';
+import { GuildMembersSetting } from 'src/settings/permission-settings/guildmembers.setting';
+import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { SettingsHistorySetting } from 'src/settings/revisions/settings-history.setting';
 import { SettingsCache } from 'src/settings/engine/settings-cache';
 import { SettingsCallers } from 'src/settings/engine/settings-callers';
 import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
 import { SettingsRevisionsRepository } from 'src/settings/revisions/settings-revisions.repository';
-import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
+import { GuildSettingsWriters } from 'src/settings/engine/guild-settings-writers';
 import { SettingsController } from 'src/settings/settings.controller';
 import { RevisionFeed } from 'src/settings/revisions/revision-feed.service';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
@@ -25,8 +22,11 @@ import { SettingsTransferService } from 'src/settings/transfer/settings-transfer
 import { Feature } from 'src/common/feature/feature.decorator';
 
 /**
- * The settings engine and the built-in settings. Other modules declare settings of their own with
- * `@DeclareSetting()` providers; the registry finds them at boot.
+ * The settings engine. Modules declare their settings with `@DeclareSetting()` providers (the
+ * moderation settings in `src/moderation/`, the audit-log sinks in `src/audit-log/`, …); the
+ * registry finds them at boot. The engine declares two of its own: the trail of its revisions
+ * (`settings_history`) and the permission settings it checks every operation against
+ * (`guildroles`, `guildmembers`, in `permission-settings/`).
  */
 @Feature({
   tags: {
@@ -34,7 +34,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
       "A guild's settings: schemas, and the View, Create, Update, Delete and Reorder operations",
   },
   commands: () =>
-    import('./settings.commands').then((m) => [m.ExportSettingsCommand, m.ImportSettingsCommand]),
+    import('./settings.cli').then((m) => [m.ExportSettingsCommand, m.ImportSettingsCommand]),
 })
 @Module({
   imports: [DiscoveryModule, GuildsModule, PermissionsModule],
@@ -53,9 +53,6 @@ import { Feature } from 'src/common/feature/feature.decorator';
     SettingsTransferService,
     GuildRolesSetting,
     GuildMembersSetting,
-    AuditlogSinksSetting,
-    LockdownSettingsSetting,
-    ProtectionSetting,
     SettingsHistorySetting,
   ],
   exports: [SettingsTransferService, RevisionFeed],

@@ -11,8 +11,11 @@ export type GrantState = 'active' | 'dead';
 @Check('users_state_check', `"state" IN ('normal', 'banned')`)
 @Check('users_grant_state_check', `"grant_state" IN ('active', 'dead')`)
 export class UserEntity {
-  /** The platform user id (a snowflake; bigint in the database, a decimal string here). */
-  @PrimaryColumn({ type: 'bigint' })
+  /**
+   * The platform user id: a snowflake, unsigned 64-bit, so `numeric(20,0)` in the database (signed
+   * `bigint` stops at 2^63-1), a decimal string here.
+   */
+  @PrimaryColumn({ type: 'numeric', precision: 20, scale: 0 })
   id!: string;
 
   @Column({ type: 'varchar', length: 16, default: 'normal' })

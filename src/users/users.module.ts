@@ -9,7 +9,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
  * columns on a user (the platform grant).
  */
 @Feature({
-  commands: () => import('./users.commands').then((m) => [m.BanUserCommand, m.UnbanUserCommand]),
+  commands: () => import('./users.cli').then((m) => [m.BanUserCommand, m.UnbanUserCommand]),
 })
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity])],

@@ -2,14 +2,14 @@ import Redis from 'ioredis';
 import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { settingsLockKey } from 'src/settings/engine/settings-lock';
+import { settingsLockKey } from 'src/settings/engine/guild-settings-writers';
 import { MAX_CHANGE_ENTRIES } from 'src/settings/engine/change-plan';
 import { MAX_NAMED_MEMBERS } from 'src/settings/engine/settings-callers';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { eventually } from 'test/support/eventually';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
-import { actor, CHANNEL, GUILD, ok, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { actor, CHANNEL, GUILD, ok, SINK_FIELDS, type Actor } from 'test/support/demo-world';
 
 // What one settings request may cost (docs/request-costs.md), on the embedded engine by default
 // and on PostgreSQL with DATABASE_URL: platform calls, the guild's write lock, the rows read.

@@ -10,7 +10,7 @@ import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
 import { createTestDatabase, type TestDatabase } from 'test/support/test-database';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
-import { GUILD, ok, ROLE, SINK_FIELDS } from 'test/settings/settings-support';
+import { GUILD, ok, ROLE, SINK_FIELDS } from 'test/support/demo-world';
 
 const ROOT = DEMO_IDS.demoUser;
 

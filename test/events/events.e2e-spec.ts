@@ -11,7 +11,7 @@ import {
 } from 'test/support/event-stream';
 import { SHARD_REPORT } from 'test/support/shard-report';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/support/demo-world';
 
 const ROOT = DEMO_IDS.demoUser;
 const SETTINGS_EVENTS = ['ready', 'settings', 'reset'];

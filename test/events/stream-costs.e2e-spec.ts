@@ -6,7 +6,7 @@ import { MAX_REVISIONS_PER_CHANGE } from 'src/events/guild-events.service';
 import { eventually } from 'test/support/eventually';
 import { openRawStream, StreamClient, type ReceivedEvent } from 'test/support/event-stream';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, CHANNEL, GUILD, ok, type Actor } from 'test/settings/settings-support';
+import { actor, CHANNEL, GUILD, ok, type Actor } from 'test/support/demo-world';
 
 // What an event stream may cost the instance (docs/request-costs.md): bursts, clients that do not
 // read, stream slots and lifetime. On the embedded engine by default, PostgreSQL with DATABASE_URL.

@@ -9,7 +9,7 @@ import {
 import { DEMO_REDIRECT } from 'test/support/platform';
 import { rawRequest, type RawRequest } from 'test/support/raw-http';
 import type { TestApp } from 'test/support/test-app';
-import { actor, SINK_FIELDS, CHANNEL, GUILD, ok, type Actor } from 'test/settings/settings-support';
+import { actor, SINK_FIELDS, CHANNEL, GUILD, ok, type Actor } from 'test/support/demo-world';
 
 /** A request that needs the database, and how it must be answered while the database is down. */
 interface OutageCase {

@@ -4,7 +4,7 @@ import { createApiToken, loginAs } from 'test/support/auth';
 import { describeWithRedis, proxyRedis } from 'test/support/redis-proxy';
 import type { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
-import { actor, SINK_FIELDS, ok, type Actor } from 'test/settings/settings-support';
+import { actor, SINK_FIELDS, ok, type Actor } from 'test/support/demo-world';
 
 describeWithRedis('faults: Redis stops mid-run', () => {
   let proxy: TcpProxy;

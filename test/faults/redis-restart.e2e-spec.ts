@@ -5,7 +5,7 @@ import { describeWithPrivateServers } from 'test/support/describe-private-server
 import { PrivatePostgres, PrivateRedis } from 'test/support/private-servers';
 import { TcpProxy } from 'test/support/tcp-proxy';
 import { createTestApp, type TestApp } from 'test/support/test-app';
-import { actor, SINK_FIELDS, ok, type Actor } from 'test/settings/settings-support';
+import { actor, SINK_FIELDS, ok, type Actor } from 'test/support/demo-world';
 
 interface Sink {
   id: string;

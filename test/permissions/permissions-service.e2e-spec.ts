@@ -1,7 +1,7 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { PermissionsService } from 'src/permissions/permissions.service';
 import { useTestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE } from 'test/settings/settings-support';
+import { actor, GUILD, ok, ROLE } from 'test/support/demo-world';
 
 /** What any module gets from the permissions module: "may this member do X in this guild?". */
 describe('PermissionsService for other modules', () => {

@@ -274,6 +274,66 @@ describe('a cold guild asked by a user whose own guild list does not hold it', (
 });
 
 /**
+ * A guild list held from before may predate the user's joining the guild: it is read again with
+ * their own token before they are refused, within their `guild-check` budget (docs/request-costs.md).
+ */
+describe("a cold guild its user's held guild list does not list", () => {
+  const t = useTestApp({ env: { GUILD_STATE_FEED: 'false' } });
+  beforeAll(() => t().app.get(DemoBotReporter).settled());
+
+  it('serves a user who joined the guild after their list was read, reading it again with their own token', async () => {
+    // Dave is not in Demo Community by the seed; his list is read and held first.
+    const { token } = await loginAs(t(), DEMO_IDS.dave);
+    const emulator = emulatorOf(t());
+    const get = (path: string): Promise<Response> =>
+      Promise.resolve(t().http().get(path).set('Authorization', `Bearer ${token}`));
+    const list = await get('/users/@me/guilds');
+    expect((list.body.guilds as { id: string }[]).map((g) => g.id)).not.toContain(
+      DEMO_IDS.community,
+    );
+    emulator.state.addMember(DEMO_IDS.community, {
+      user_id: DEMO_IDS.dave,
+      roles: [],
+      joined_at: new Date().toISOString(),
+    });
+    const since = emulator.requests.length;
+
+    const info = await get(`/users/@me/guilds/${DEMO_IDS.community}`);
+    expect(info.status).toBe(200);
+    expect(info.body).toMatchObject({ name: 'Demo Community', user_roles: [] });
+    const userListReads = emulator.requests
+      .slice(since)
+      .filter((r) => r.route === 'GET /users/@me/guilds' && r.auth === 'bearer');
+    expect(userListReads).toHaveLength(1);
+  });
+
+  it('refuses a non-member asking again and again with no bot-token call and a bounded number of re-reads', async () => {
+    // The demo user is not in Bot Lab: every ask re-reads the list until the budget is spent.
+    const { token } = await loginAs(t(), DEMO_IDS.demoUser);
+    const emulator = emulatorOf(t());
+    const get = (path: string): Promise<Response> =>
+      Promise.resolve(t().http().get(path).set('Authorization', `Bearer ${token}`));
+    expect((await get('/users/@me/guilds')).status).toBe(200);
+    const since = emulator.requests.length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      statuses.push((await get(`/guilds/${DEMO_IDS.botLab}/settings/revisions`)).status);
+    }
+    // Refused every time as a non-member, never loaded: no bot-token call.
+    expect(new Set(statuses)).toEqual(new Set([403]));
+    const sent = emulator.requests.slice(since);
+    expect(sent.filter((r) => r.auth === 'bot')).toEqual([]);
+    // Re-reads with the user's own token stay within the budget's 30 (what the user's member
+    // answered is held too, so usually one); then the list as held stands.
+    const reads = sent.filter(
+      (r) => r.route === 'GET /users/@me/guilds' && r.auth === 'bearer',
+    ).length;
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(30);
+  });
+});
+
+/**
  * The invalid-request budget (docs/platform.md) is this service's own limit, kept so the platform
  * does not ban its address: once spent, a request that needs the platform is refused as a limit is,
  * 429 `RateLimited` naming the budget with `Retry-After`, not answered as a failure (500).

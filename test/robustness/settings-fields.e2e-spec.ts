@@ -8,15 +8,8 @@ import type {
 } from 'src/settings/schema/settings-schema';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import {
-  actor,
-  CREATABLE_SETTINGS,
-  CHANNEL,
-  ok,
-  ROLE,
-  publishedSettings,
-  type Actor,
-} from 'test/settings/settings-support';
+import { CREATABLE_SETTINGS, publishedSettings } from 'test/support/declared-settings';
+import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/support/demo-world';
 
 type Row = Record<string, unknown>;
 

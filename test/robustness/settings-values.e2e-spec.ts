@@ -10,15 +10,12 @@ import { rawRequest } from 'test/support/raw-http';
 import { sample } from 'test/support/sweep';
 import { useTestApp, type TestApp } from 'test/support/test-app';
 import {
-  actor,
   BUILTIN_SETTINGS,
-  GUILD,
-  ok,
   publishedSettings,
   settingTables,
   SETTING_SAMPLES,
-  type Actor,
-} from 'test/settings/settings-support';
+} from 'test/support/declared-settings';
+import { actor, GUILD, ok, type Actor } from 'test/support/demo-world';
 
 type Row = Record<string, unknown>;
 

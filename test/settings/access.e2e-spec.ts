@@ -1,7 +1,7 @@
 import { UsersService } from 'src/users/users.service';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { useTestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import { actor, GUILD, ok, ROLE, type Actor } from 'test/support/demo-world';
 
 describe('settings: who may do what', () => {
   const t = useTestApp();

@@ -2,14 +2,11 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 import {
-  actor,
   CREATABLE_SETTINGS,
-  ok,
   publishedSettings,
-  ROLE,
   SETTING_SAMPLES,
-  type Actor,
-} from 'test/settings/settings-support';
+} from 'test/support/declared-settings';
+import { actor, ok, ROLE, type Actor } from 'test/support/demo-world';
 
 type Row = Record<string, unknown>;
 

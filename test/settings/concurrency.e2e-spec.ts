@@ -2,10 +2,10 @@ import type { Response } from 'supertest';
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { settingsLockKey } from 'src/settings/engine/settings-lock';
+import { settingsLockKey } from 'src/settings/engine/guild-settings-writers';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { actor, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/support/demo-world';
 import { faultsOf } from 'test/support/emulator-faults';
 
 // Every test here runs on the embedded engine by default and on PostgreSQL with DATABASE_URL.

@@ -3,7 +3,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/support/demo-world';
 
 const SINK = { channel: CHANNEL.modLog, events: ['member_ban'], enabled: true };
 

@@ -3,7 +3,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import type { TestApp } from 'test/support/test-app';
 import { describeShared, useTwoInstances } from 'test/support/two-instances';
-import { GUILD, ok, ROLE } from 'test/settings/settings-support';
+import { GUILD, ok, ROLE } from 'test/support/demo-world';
 
 describeShared('settings across two instances', () => {
   const instances = useTwoInstances({ REDIS_KEY_PREFIX: `settings-${Date.now()}:` });

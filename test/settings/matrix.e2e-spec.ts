@@ -1,14 +1,8 @@
 import { UsersService } from 'src/users/users.service';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { useTestApp } from 'test/support/test-app';
-import {
-  actor,
-  BUILTIN_SETTINGS,
-  ok,
-  ROLE,
-  WRITABLE_SETTINGS,
-  type Actor,
-} from 'test/settings/settings-support';
+import { BUILTIN_SETTINGS, WRITABLE_SETTINGS } from 'test/support/declared-settings';
+import { actor, ok, ROLE, type Actor } from 'test/support/demo-world';
 
 const SETTINGS = BUILTIN_SETTINGS;
 

@@ -2,7 +2,7 @@ import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, databaseOf, emulatorOf, loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { actor, GUILD, ok, ROLE, type Actor } from 'test/settings/settings-support';
+import { actor, GUILD, ok, ROLE, type Actor } from 'test/support/demo-world';
 
 // Every test here runs on the embedded engine by default and on PostgreSQL with DATABASE_URL.
 

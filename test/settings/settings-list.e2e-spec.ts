@@ -1,7 +1,8 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { loginAs } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
-import { BUILTIN_SETTINGS, GUILD, publishedSettings } from 'test/settings/settings-support';
+import { BUILTIN_SETTINGS, publishedSettings } from 'test/support/declared-settings';
+import { GUILD } from 'test/support/demo-world';
 
 interface Setting {
   id: string;
@@ -28,6 +29,7 @@ const SETTING_KEYS = [
 /** Every field each published object carries, present even where it has no value (null or []). */
 const COLUMN_KEYS = [
   'column_type',
+  'default',
   'description',
   'hidden',
   'id',
@@ -149,6 +151,7 @@ describe('GET /guilds/{guild_id}/settings', () => {
         type: 'Widget',
         inner: { type: 'Info', message: expect.stringContaining('lockdown') },
       },
+      default: null,
     });
     const roles = (res.body.permissions.data as Setting[]).find((s) => s.id === 'guildroles');
     expect(roles).toMatchObject({ index_by: 'index', footer: { end_text: expect.any(String) } });

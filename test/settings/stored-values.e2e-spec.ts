@@ -1,7 +1,8 @@
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
-import { actor, ok, settingTables, SINK_FIELDS, type Actor } from 'test/settings/settings-support';
+import { settingTables } from 'test/support/declared-settings';
+import { actor, ok, SINK_FIELDS, type Actor } from 'test/support/demo-world';
 
 /** Every row of every settings table, so that a refused request provably wrote nothing. */
 async function settingsRows(t: TestApp): Promise<Record<string, unknown[]>> {

@@ -2,16 +2,8 @@ import type { Response } from 'supertest';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { databaseOf, loginAs } from 'test/support/auth';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
-import {
-  actor,
-  CHANNEL,
-  CREATABLE_SETTINGS,
-  GUILD,
-  ok,
-  ROLE,
-  SINK_FIELDS,
-  type Actor,
-} from 'test/settings/settings-support';
+import { CREATABLE_SETTINGS } from 'test/support/declared-settings';
+import { actor, CHANNEL, GUILD, ok, ROLE, SINK_FIELDS, type Actor } from 'test/support/demo-world';
 
 // Every test here runs on the embedded engine by default and on PostgreSQL with DATABASE_URL.
 

@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type request from 'supertest';
+import {
+  createShardStatsReporter,
+  type ShardStats,
+} from 'clients/bot-reporter/src/shard-stats-reporter';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { createApiToken, databaseOf, loginAs, type TestLogin } from 'test/support/auth';
 import { useTestApp, type TestApp } from 'test/support/test-app';
@@ -216,31 +218,39 @@ describe('GET /bot-stats', () => {
   });
 });
 
-describe('the shard reporter example', () => {
+describe("the reporter package's shard stats reporter", () => {
   const t = useTestApp({ env: { ROOT_USERS: ROOT } });
 
-  it('reports its shards with a root API token', async () => {
+  it('reports the shards it is given with a root API token, and Closed when it closes', async () => {
     const token = (await createApiToken(t(), (await loginAs(t(), ROOT)).token)).token;
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve) => {
-        execFile(
-          process.execPath,
-          [join(__dirname, '..', '..', 'examples', 'shard-reporter.mjs'), '--once', '--demo'],
-          { env: { PATH: process.env.PATH, BMS_URL: url(t()), BMS_TOKEN: token } },
-          (error, stdout, stderr) =>
-            resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
-        );
-      },
-    );
-    // It says what it did, in one line.
-    expect(run).toEqual({
-      code: 0,
-      stdout: expect.stringMatching(/^\S+ reported 2 of 2 shards to http:\/\/127\.0\.0\.1:\d+\n$/),
-      stderr: '',
+    const shard = (id: number, guilds: number): { id: number } & ShardStats => ({
+      id,
+      status: 'Ready',
+      real_latency: 40 + id,
+      guilds,
+      users: guilds * 10,
+      uptime: 60,
+      total_uptime: 600,
     });
+    const errors: unknown[] = [];
+    const reporter = createShardStatsReporter({
+      baseUrl: url(t()),
+      token,
+      shards: () => [shard(0, 1200), shard(1, 1240)],
+      intervalMs: 3_600_000,
+      onError: (error) => errors.push(error),
+    });
+    await reporter.report();
     const stats = await t().http().get('/bot-stats').expect(200);
     expect(Object.keys(stats.body.shard_conns)).toEqual(['0', '1']);
     expect(stats.body.total_guilds).toBe(2440);
+    expect(stats.body.shard_conns['1']).toMatchObject({ status: 'Ready', guilds: 1240 });
+
+    await reporter.close();
+    const closed = await t().http().get('/bot-stats').expect(200);
+    expect(closed.body.shard_conns['0'].status).toBe('Closed');
+    expect(closed.body.shard_conns['1'].status).toBe('Closed');
+    expect(errors).toEqual([]);
   });
 });
 

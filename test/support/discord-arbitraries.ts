@@ -69,11 +69,11 @@ const MAX_DEPTH = 4;
 const INT32 = 2 ** 31;
 
 /**
- * An id as the platform makes them: below 2^63, which its 42-bit clock from 2015 reaches in 2084
- * (the service stores user ids as PostgreSQL's signed bigint, which an id from then on overflows).
+ * An id as the document allows them: any unsigned 64-bit integer (`SnowflakeType`), 0 and 2^64-1
+ * included, beyond the 2^63 the platform's 42-bit clock from 2015 reaches in 2084.
  */
 export const snowflakeArbitrary: fc.Arbitrary<string> = fc
-  .bigInt({ min: 1n, max: (1n << 63n) - 1n })
+  .bigInt({ min: 0n, max: (1n << 64n) - 1n })
   .map(String);
 
 /** An answer `schema` allows, varied by `variation`. */

@@ -1,8 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { CASE_ACTIONS, type CaseAction, MAX_REASON_LENGTH } from 'src/cases/moderation-case.entity';
-import { IsIntegerText } from 'src/common/validation/integer-text';
-import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
+import { IsPageCursor, IsPageLimit } from 'src/common/paging/page';
+import { IsSnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 
 /** A page holds at most this many cases. */
 export const MAX_CASES_PAGE = 100;
@@ -14,12 +14,12 @@ export const MAX_CASE_NUMBER = 2 ** 31 - 1;
 export class RecordCaseDto {
   /** The member acted on. @example "1100000000000000012" */
   @ApiProperty({ pattern: SNOWFLAKE_PATTERN.source })
-  @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('user_id') })
+  @IsSnowflake()
   user_id!: string;
 
   /** The moderator who acted (the bot's own id for an automatic action). @example "1100000000000000011" */
   @ApiProperty({ pattern: SNOWFLAKE_PATTERN.source })
-  @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('moderator_id') })
+  @IsSnowflake()
   moderator_id!: string;
 
   @ApiProperty({ enum: CASE_ACTIONS, example: 'warn' })
@@ -45,24 +45,14 @@ export class ListCasesQueryDto {
     example: '1100000000000000012',
   })
   @IsOptional()
-  @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('user_id') })
+  @IsSnowflake()
   user_id?: string;
 
   /** The previous page's `next_cursor`: continues with older cases. @example "12" */
-  @ApiProperty({ required: false, type: String, pattern: '^[1-9][0-9]{0,9}$' })
-  @IsOptional()
-  @IsIntegerText(1, MAX_CASE_NUMBER)
+  @IsPageCursor(MAX_CASE_NUMBER)
   cursor?: string;
 
-  @ApiProperty({
-    required: false,
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_CASES_PAGE,
-    default: DEFAULT_CASES_PAGE,
-  })
-  @IsOptional()
-  @IsIntegerText(1, MAX_CASES_PAGE)
+  @IsPageLimit(MAX_CASES_PAGE, DEFAULT_CASES_PAGE)
   limit?: string;
 }
 

@@ -6,7 +6,7 @@ import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { renderError } from 'src/common/errors/error-mapping';
 import { withCorsHeaders } from 'src/common/http/cors';
-import { REQUEST_ID_HEADER } from 'src/common/logging/request-id';
+import { REQUEST_ID_HEADER } from 'src/common/http/request-id';
 
 const MESSAGES: Readonly<Record<string, string>> = {
   FST_ERR_BAD_URL: 'The URL is malformed (invalid percent-encoding)',

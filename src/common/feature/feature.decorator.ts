@@ -6,7 +6,7 @@ import type { Type } from '@nestjs/common';
  *
  * - `tags`: the OpenAPI tags its routes use, each with what it groups (Swagger UI's sections);
  * - `commands`: its admin CLI commands (nest-commander `@Command` classes), which the CLI registers:
- *   a function that imports them (`() => import('./users.commands').then((m) => [m.BanUserCommand])`),
+ *   a function that imports them (`() => import('./users.cli').then((m) => [m.BanUserCommand])`),
  *   so that the HTTP service, which never runs them, does not load nest-commander and what it
  *   brings (about 300 modules, a tenth of a boot).
  *

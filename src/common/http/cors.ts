@@ -1,6 +1,6 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { REQUEST_ID_HEADER } from 'src/common/logging/request-id';
+import { REQUEST_ID_HEADER } from 'src/common/http/request-id';
 
 /**
  * Any origin may call the API: tokens travel in the Authorization header, never in cookies, so a

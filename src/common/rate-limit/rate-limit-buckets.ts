@@ -25,7 +25,9 @@ export const RATE_LIMIT_BUCKETS = {
   'guild-load': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_LOAD' },
   /**
    * Checks with the platform of a guild the bot's membership feed cannot settle (no live feed),
-   * per user: what an invented guild id costs its sender (docs/bot-membership.md).
+   * and re-reads of a user's own guild list that does not list a guild they open (they may have
+   * joined since it was read), per user: what an invented guild id costs its sender
+   * (docs/bot-membership.md, docs/request-costs.md).
    */
   'guild-check': { scope: 'user', limit: 30, windowSeconds: 60, env: 'RATE_LIMIT_GUILD_CHECK' },
   /**

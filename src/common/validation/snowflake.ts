@@ -1,3 +1,4 @@
+import { ValidateBy, type ValidationOptions } from 'class-validator';
 import { type PipeTransform } from '@nestjs/common';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -53,4 +54,18 @@ export class ParseSnowflakePipe implements PipeTransform<unknown, string> {
     const message = notASnowflake(this.name);
     throw new AppException(ErrorCode.BadRequest, message, [{ field: this.name, message }]);
   }
+}
+
+/** A DTO field holding a snowflake; anything else is refused with `notASnowflake`'s message. */
+export function IsSnowflake(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isSnowflake',
+      validator: {
+        validate: isSnowflake,
+        defaultMessage: () => notASnowflake('$property'),
+      },
+    },
+    options,
+  );
 }

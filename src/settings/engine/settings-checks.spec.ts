@@ -1,6 +1,6 @@
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import type { GuildContext } from 'src/guilds/guild-context';
-import { array, scalar, text } from 'src/settings/builtins/columns';
+import { array, scalar, text } from 'src/settings/schema/columns';
 import { botProblems, referenceProblems } from 'src/settings/engine/settings-checks';
 import type { RegisteredSetting } from 'src/settings/schema/settings-registry';
 

@@ -1,5 +1,5 @@
 import { IsNull } from 'typeorm';
-import { array, auditColumns, info, scalar, text } from 'src/settings/builtins/columns';
+import { array, auditColumns, info, scalar, text } from 'src/settings/schema/columns';
 import {
   autoFilled,
   defaultOrder,

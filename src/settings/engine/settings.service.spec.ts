@@ -15,7 +15,7 @@ import { SettingsCallers } from 'src/settings/engine/settings-callers';
 import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
 import { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
-import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
+import { GuildSettingsWriters } from 'src/settings/engine/guild-settings-writers';
 import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import type { RedisConnection } from 'src/common/redis/redis.module';
 import type { AppConfig } from 'src/config/app-config';

@@ -29,7 +29,7 @@ import {
   type SettingsRequest,
 } from 'src/settings/engine/settings-checks';
 import { SettingsEntriesRepository } from 'src/settings/engine/settings-entries.repository';
-import { GuildSettingsWriters } from 'src/settings/engine/settings-lock';
+import { GuildSettingsWriters } from 'src/settings/engine/guild-settings-writers';
 import { stableJson, toApi } from 'src/settings/engine/settings-rows';
 import type { SettingsRevisionEntity } from 'src/settings/engine/settings-revision.entity';
 import { SettingsRegistry, type RegisteredSetting } from 'src/settings/schema/settings-registry';

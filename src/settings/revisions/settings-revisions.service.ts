@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
+import { fetchPage } from 'src/common/paging/page';
 import {
   DEFAULT_REVISIONS_PAGE,
   parseJsonObject,
@@ -38,28 +39,23 @@ export class SettingsRevisionsService {
       throw new AppException(ErrorCode.BadRequest, message, [{ field: 'key', message }]);
     }
     (await this.settings.may(guildId, author)).require(HISTORY_PERMISSION);
-    const limit = query.limit === undefined ? DEFAULT_REVISIONS_PAGE : Number(query.limit);
-    // One more than the page: whether an older page exists, without counting.
-    const rows = await this.revisions.findPage(
-      guildId,
-      {
-        setting: query.setting,
-        // jsonb equality: the same key whatever the order of its columns.
-        keyJson: query.key === undefined ? undefined : JSON.stringify(parseJsonObject(query.key)),
-        author: query.author,
-        sessionId: query.session_id,
-        operation: query.operation,
-        since: query.since === undefined ? undefined : new Date(query.since),
-        until: query.until === undefined ? undefined : new Date(query.until),
-        before: query.cursor === undefined ? undefined : Number(query.cursor),
-      },
-      limit + 1,
-    );
-    const page = rows.slice(0, limit);
-    return {
-      revisions: page.map(revisionDto),
-      next_cursor: rows.length > limit ? String(page[page.length - 1].revision) : null,
+    const filters = {
+      setting: query.setting,
+      // jsonb equality: the same key whatever the order of its columns.
+      keyJson: query.key === undefined ? undefined : JSON.stringify(parseJsonObject(query.key)),
+      author: query.author,
+      sessionId: query.session_id,
+      operation: query.operation,
+      since: query.since === undefined ? undefined : new Date(query.since),
+      until: query.until === undefined ? undefined : new Date(query.until),
     };
+    const page = await fetchPage(
+      query,
+      DEFAULT_REVISIONS_PAGE,
+      ({ before, take }) => this.revisions.findPage(guildId, { ...filters, before }, take),
+      (row) => row.revision,
+    );
+    return { revisions: page.rows.map(revisionDto), next_cursor: page.nextCursor };
   }
 }
 

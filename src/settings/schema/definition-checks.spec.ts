@@ -1,5 +1,5 @@
 import { ChannelType } from 'discord-api-types/v10';
-import { scalar, text } from 'src/settings/builtins/columns';
+import { scalar, text } from 'src/settings/schema/columns';
 import { definitionProblems } from 'src/settings/schema/definition-checks';
 import { textChannel, type RoleCheck } from 'src/settings/schema/guild-checks';
 import type { SettingDefinition } from 'src/settings/schema/settings-definition';

@@ -1,14 +1,19 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import {
+  hasDefault,
   identifiesRow,
   isStored,
   type ColumnSchema,
   type ExecutableOperation,
   type SettingSchema,
 } from 'src/settings/schema/settings-schema';
-import { isStorableTimestamp } from 'src/settings/schema/timestamp';
-import { validationSchema, type JsonSchema } from 'src/settings/schema/validation-schema';
+import { isStorableTimestamp } from 'src/common/validation/date-time';
+import {
+  validationSchema,
+  valueSchema,
+  type JsonSchema,
+} from 'src/settings/schema/validation-schema';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -31,10 +36,12 @@ export class FieldsValidator {
   readonly document: JsonSchema;
   private readonly byOperation = new Map<ExecutableOperation, ValidateFunction>();
   private readonly columns: ReadonlyMap<string, ColumnSchema>;
+  private readonly ajv: Ajv2020;
 
   constructor(private readonly schema: SettingSchema) {
     this.document = validationSchema(schema);
     const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+    this.ajv = ajv;
     // Stricter than JSON Schema's uuid (which allows a `urn:uuid:` prefix): PostgreSQL's uuid form.
     ajv.addFormat('uuid', { type: 'string', validate: UUID });
     // Stricter than JSON Schema's date-time: only instants that JavaScript and PostgreSQL store.
@@ -62,7 +69,43 @@ export class FieldsValidator {
         details: (validate.errors ?? []).map((error) => this.detail(error, operation)),
       };
     }
-    return { ok: true, fields: this.withoutReadOnly(operation, fields) };
+    const checked = this.withoutReadOnly(operation, fields);
+    return { ok: true, fields: operation === 'Create' ? this.withDefaults(checked) : checked };
+  }
+
+  /**
+   * Each declared default the column itself would refuse, as "<setting>: …" (checked at boot: a
+   * default is stored without passing through `check`).
+   */
+  defaultProblems(): string[] {
+    const problems: string[] = [];
+    for (const column of this.columns.values()) {
+      if (!hasDefault(column) || !isStored(column)) continue;
+      if (!this.ajv.validate(valueSchema(column), column.default)) {
+        const said = (this.ajv.errors ?? []).map((error) => this.message(error, [column.id]));
+        problems.push(
+          `${this.schema.id}: column "${column.id}": the default ${JSON.stringify(column.default)} ${said.join(', ')}`,
+        );
+      }
+    }
+    return problems;
+  }
+
+  /** Create's fields with every declared default the caller left out. */
+  private withDefaults(fields: unknown): unknown {
+    const given = fields as Record<string, unknown>;
+    const defaults = [...this.columns.values()].filter(
+      (column) =>
+        hasDefault(column) &&
+        !(column.id in given) &&
+        isStored(column) &&
+        !column.readonly.includes('Create'),
+    );
+    if (defaults.length === 0) return fields;
+    return {
+      ...Object.fromEntries(defaults.map((column) => [column.id, structuredClone(column.default)])),
+      ...given,
+    };
   }
 
   private withoutReadOnly(operation: ExecutableOperation, fields: unknown): unknown {

@@ -1,5 +1,6 @@
 import { type APIRole, ChannelType } from 'discord-api-types/v10';
 import type { GuildChannel, GuildContext } from 'src/guilds/guild-context';
+import { compareRoles } from 'src/guilds/role-hierarchy';
 
 /**
  * A setting's own rule on the values of one of its channel or role columns, judged in the live
@@ -49,4 +50,29 @@ export const textChannel: ChannelCheck = {
     TEXT_CHANNEL_TYPES.has(channel.type)
       ? null
       : `${channel.id} is a ${CHANNEL_TYPE_NAMES[channel.type] ?? 'channel of another type'}; a text or announcement channel is needed`,
+};
+
+/** How a user names a role: its name and id. */
+const roleName = (role: APIRole): string => `${role.name} (${role.id})`;
+
+/**
+ * The bot can give the role to members and take it away: not @everyone (every member holds it),
+ * not managed by an integration (a bot's own role, the booster role), and below the bot's highest
+ * role (Discord lets no one assign a role at or above their own highest). The bot's Manage Roles
+ * permission is a guild-level need: declare it in `botNeeds.guild`.
+ */
+export const assignableRole: RoleCheck = {
+  kind: 'role',
+  problem: (role, guild) => {
+    if (role.id === guild.guild.id) {
+      return `${role.id} is @everyone, which every member holds; a role the bot can give is needed`;
+    }
+    if (role.managed) {
+      return `${roleName(role)} is managed by an integration (a bot's role or the booster role), so the bot cannot give it; choose a role members can be given`;
+    }
+    if (guild.bot.userId === guild.guild.owner_id) return null;
+    const top = guild.bot.highestRole;
+    if (compareRoles(top, role) > 0) return null;
+    return `${roleName(role)} is not below the bot's highest role, ${roleName(top)}; move the bot's role above it (Server Settings, Roles) or choose a lower role`;
+  },
 };

@@ -48,6 +48,7 @@ function normalizeColumn(column: ColumnSchema, stored: StoredColumn | undefined)
       type.type === 'Widget'
         ? { type: 'Widget', inner: { ...type.inner } }
         : { type: type.type, inner: normalizeInner(type.inner, stored) },
+    default: column.default ?? null,
   };
 }
 

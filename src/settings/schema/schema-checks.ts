@@ -3,6 +3,7 @@ import {
   OPERATIONS,
   STRING_KINDS,
   templateColumns,
+  hasDefault,
   type ColumnSchema,
   type InnerColumnType,
   type SettingSchema,
@@ -77,6 +78,13 @@ function columnProblems(column: ColumnSchema): string[] {
     }
   }
   const type = column.column_type;
+  if (hasDefault(column)) {
+    // A key names the entry and a read-only value is the engine's: neither is the caller's to skip.
+    if (type.type === 'Widget') problems.push('a Widget holds no value, so it has no default');
+    else if (column.primary_key) problems.push('a primary key column has no default');
+    else if (column.readonly.includes('Create'))
+      problems.push('a column read-only on Create has no default (the engine fills it in)');
+  }
   if (type.type === 'Widget') {
     if (column.primary_key) problems.push('a Widget cannot be a primary key');
     if (column.nullable) problems.push('a Widget holds no value, so it cannot be nullable');

@@ -1,8 +1,8 @@
 import type { DiscoveryService } from '@nestjs/core';
 import { Column, CreateDateColumn, DataSource, Entity } from 'typeorm';
-import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
-import { GuildRolesSetting } from 'src/settings/builtins/guildroles.setting';
-import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
+import { AuditlogSinkEntity } from 'src/audit-log/auditlog-sink.entity';
+import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { ProtectionEntity } from 'src/moderation/protection.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import type { SettingDefinition, SettingProvider } from 'src/settings/schema/settings-definition';
 import type { ColumnSchema, SettingSchema } from 'src/settings/schema/settings-schema';
@@ -175,6 +175,16 @@ describe('the settings registry at boot', () => {
       'an interval in an integer column',
       feedbackWith(cooldown({ type: 'String', kind: 'interval' })),
       'feedback_topics (entity FeedbackTopicEntity): column "cooldown": String values cannot be stored in integer',
+    ],
+    [
+      'a default the column refuses',
+      feedbackWith({ ...cooldown({ type: 'Integer', min: 0, max: 9 }), default: 10 }),
+      'feedback_topics: column "cooldown": the default 10 must be <= 9',
+    ],
+    [
+      'a default of the wrong type',
+      feedbackWith({ ...cooldown({ type: 'Integer', min: 0, max: 9 }), default: '0' }),
+      'feedback_topics: column "cooldown": the default "0" must be integer',
     ],
     [
       'an entity TypeORM does not know',

@@ -72,6 +72,7 @@ export class SettingsRegistry implements OnModuleInit {
       const columns = stored.get(definition) ?? [];
       const schema = normalizeSchema(withVersionColumn(definition.schema, columns), columns);
       const validator = new FieldsValidator(schema);
+      problems.push(...validator.defaultProblems());
       for (const [operation, fields] of Object.entries(sampleFields(definition) ?? {})) {
         const checked = validator.check(operation as 'Create' | 'Update', fields);
         if (!checked.ok) {

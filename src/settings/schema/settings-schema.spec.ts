@@ -1,5 +1,6 @@
 import type { ErrorDetail } from 'src/common/errors/app.exception';
 import { FieldsValidator } from 'src/settings/schema/fields-validator';
+import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { catalogSchemaProblems, schemaProblems } from 'src/settings/schema/schema-checks';
 import type { ColumnSchema, SettingSchema } from 'src/settings/schema/settings-schema';
 import { bitCombinations, validationSchema } from 'src/settings/schema/validation-schema';
@@ -226,6 +227,29 @@ describe('setting declarations', () => {
           }),
         ),
       'a BitFlag has at most 8 values',
+    ],
+    [
+      'a default on the primary key',
+      () => withColumns(column({ id: 'id', primary_key: true, default: 'x' })),
+      'column "id": a primary key column has no default',
+    ],
+    [
+      'a default on a column read-only on Create',
+      () => withColumns(pk, column({ id: 'at', readonly: ['Create'], default: 'x' })),
+      'column "at": a column read-only on Create has no default (the engine fills it in)',
+    ],
+    [
+      'a default on a Widget',
+      () =>
+        withColumns(
+          pk,
+          column({
+            id: 'w',
+            default: 'x',
+            column_type: { type: 'Widget', inner: { type: 'Info', message: 'x' } },
+          }),
+        ),
+      'column "w": a Widget holds no value, so it has no default',
     ],
     [
       'hidden naming an unknown operation',
@@ -474,5 +498,121 @@ describe('fields validation', () => {
     expect(
       validator.check('Create', { ...VALID_CREATE, extra: { deep: [1, { a: null }] } }).ok,
     ).toBe(true);
+  });
+});
+
+describe('column defaults', () => {
+  const DEFAULTS: SettingSchema = {
+    ...EXAMPLE,
+    index_by: null,
+    columns: [
+      column({ id: 'role', primary_key: true }),
+      column({
+        id: 'delay',
+        default: 0,
+        column_type: { type: 'Scalar', inner: { type: 'Integer', min: 0, max: 3600 } },
+      }),
+      column({
+        id: 'enabled',
+        default: true,
+        column_type: { type: 'Scalar', inner: { type: 'Boolean' } },
+      }),
+      column({
+        id: 'tags',
+        default: [],
+        column_type: { type: 'Array', inner: { type: 'String', kind: 'normal' } },
+      }),
+      column({ id: 'note', nullable: true }),
+    ],
+    title_template: '{{role}}',
+    view_template: '{{role}}',
+    postsend_template: '',
+  };
+  const validator = new FieldsValidator(DEFAULTS);
+  const defs = validationSchema(DEFAULTS).$defs as Record<
+    string,
+    { required: string[]; properties: Record<string, Record<string, unknown>> }
+  >;
+
+  it('makes a column optional on Create and publishes its default there only', () => {
+    expect(schemaProblems(DEFAULTS)).toEqual([]);
+    expect(defs.Create.required).toEqual(['role']);
+    expect(defs.Create.properties.delay).toMatchObject({ minimum: 0, maximum: 3600, default: 0 });
+    expect(defs.Update.properties.delay).not.toHaveProperty('default');
+  });
+
+  it.each([
+    [
+      'every defaulted field left out',
+      { role: '1' },
+      { role: '1', delay: 0, enabled: true, tags: [] },
+    ],
+    [
+      'some given, the rest defaulted',
+      { role: '1', delay: 60, tags: ['a'] },
+      { role: '1', delay: 60, enabled: true, tags: ['a'] },
+    ],
+    [
+      'every field given (false and null kept)',
+      { role: '1', delay: 5, enabled: false, tags: [], note: null },
+      { role: '1', delay: 5, enabled: false, tags: [], note: null },
+    ],
+  ])('Create with %s stores the defaults of what is missing', (_name, fields, stored) => {
+    expect(validator.check('Create', fields)).toEqual({ ok: true, fields: stored });
+  });
+
+  it('leaves Update as sent: a field left out keeps its stored value', () => {
+    expect(validator.check('Update', { role: '1' })).toEqual({ ok: true, fields: { role: '1' } });
+  });
+
+  it('gives each Create its own copy of a default', () => {
+    const first = validator.check('Create', { role: '1' });
+    const second = validator.check('Create', { role: '2' });
+    expect(first.ok && second.ok).toBe(true);
+    if (first.ok && second.ok) {
+      expect((first.fields as { tags: unknown }).tags).not.toBe(
+        (second.fields as { tags: unknown }).tags,
+      );
+    }
+  });
+
+  it.each([
+    ['a default above its maximum', 3601, 'must be <= 3600'],
+    ['a default of another type', '0', 'must be integer'],
+  ])('refuses %s at boot', (_name, value, said) => {
+    const broken = new FieldsValidator({
+      ...DEFAULTS,
+      columns: DEFAULTS.columns.map((c) => (c.id === 'delay' ? { ...c, default: value } : c)),
+    });
+    expect(broken.defaultProblems()).toEqual([
+      `example: column "delay": the default ${JSON.stringify(value)} ${said}`,
+    ]);
+  });
+
+  it('publishes default on every column: the declared value, else null', () => {
+    const published = normalizeSchema(DEFAULTS).columns.map((c) => [c.id, c.default]);
+    expect(published).toEqual([
+      ['role', null],
+      ['delay', 0],
+      ['enabled', true],
+      ['tags', []],
+      ['note', null],
+    ]);
+  });
+
+  it('takes a null default for none: the column stays required on Create', () => {
+    const noDefault = {
+      ...DEFAULTS,
+      columns: DEFAULTS.columns.map((c) => (c.id === 'delay' ? { ...c, default: null } : c)),
+    };
+    expect(new FieldsValidator(noDefault).defaultProblems()).toEqual([]);
+    expect((validationSchema(noDefault).$defs as typeof defs).Create.required).toEqual([
+      'role',
+      'delay',
+    ]);
+  });
+
+  it('accepts every declared default of a consistent declaration', () => {
+    expect(validator.defaultProblems()).toEqual([]);
   });
 });

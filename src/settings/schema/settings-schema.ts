@@ -77,6 +77,12 @@ export interface ColumnSchema {
   /** Operations for which the column cannot be set; a value sent anyway is ignored. */
   readonly: Operation[];
   column_type: ColumnType;
+  /**
+   * The value Create stores when `fields` leaves the column out, which makes it optional on
+   * Create (checked at boot against the column's own type). Published on every column, null
+   * where there is none (a nullable column left out is stored null anyway).
+   */
+  default?: unknown;
 }
 
 export interface SettingSchema {
@@ -131,6 +137,11 @@ export function versionColumn(): ColumnSchema {
  */
 export function identifiesRow(column: ColumnSchema): boolean {
   return column.primary_key || column.id === VERSION_COLUMN;
+}
+
+/** Whether the column declares a default (null is none: see `ColumnSchema.default`). */
+export function hasDefault(column: ColumnSchema): boolean {
+  return column.default !== undefined && column.default !== null;
 }
 
 export function isStored(column: ColumnSchema): boolean {

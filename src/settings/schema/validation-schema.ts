@@ -1,6 +1,7 @@
 import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import {
   DEFAULT_MAX_STRING_LENGTH,
+  hasDefault,
   isStored,
   MAX_ARRAY_ITEMS,
   primaryKeyOf,
@@ -80,7 +81,14 @@ function operationSchema(schema: SettingSchema, operation: ExecutableOperation):
         // (and the version) always has its own type: on Update it names (checks) the row, on Create
         // an echoed one is a row's.
         properties[column.id] = writable || identifiesRow(column) ? valueSchema(column) : {};
-        const needed = operation === 'Create' ? writable && !column.nullable : column.primary_key;
+        // A column with a default may be left out of Create, which then stores the default.
+        const defaulted = operation === 'Create' && writable && hasDefault(column);
+        if (defaulted)
+          properties[column.id] = { ...properties[column.id], default: column.default };
+        const needed =
+          operation === 'Create'
+            ? writable && !column.nullable && !hasDefault(column)
+            : column.primary_key;
         if (needed) required.push(column.id);
       }
   }

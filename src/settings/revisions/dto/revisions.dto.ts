@@ -1,9 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy } from 'class-validator';
-import { IsIntegerText } from 'src/common/validation/integer-text';
+import { IsIn, IsOptional, IsString, IsUUID, Length, ValidateBy } from 'class-validator';
+import { IsPageCursor, IsPageLimit } from 'src/common/paging/page';
 import { unstorableText } from 'src/common/validation/json-body';
-import { isStorableTimestamp } from 'src/settings/schema/timestamp';
-import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
+import { IsDateTimeText } from 'src/common/validation/date-time';
+import { IsSnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 import {
   REVISION_OPERATIONS,
   type RevisionOperation,
@@ -36,18 +36,6 @@ function IsJsonObjectText(): PropertyDecorator {
           ? '$property must be a JSON object of the entry\'s primary key, e.g. {"role_id":"1100000000000000104"}'
           : `$property.${found.field} ${found.problem}`;
       },
-    },
-  });
-}
-
-/** An instant as the settings' `timestamp` columns take it: RFC 3339, with its offset. */
-function IsTimestampText(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isTimestampText',
-    validator: {
-      validate: (value: unknown) => typeof value === 'string' && isStorableTimestamp(value),
-      defaultMessage: () =>
-        '$property must be an ISO 8601 date-time with its offset, e.g. 2026-11-01T00:00:00Z',
     },
   });
 }
@@ -86,7 +74,7 @@ export class ListRevisionsQueryDto {
     example: '1100000000000000011',
   })
   @IsOptional()
-  @Matches(SNOWFLAKE_PATTERN, { message: notASnowflake('author') })
+  @IsSnowflake()
   author?: string;
 
   /** Only changes made with this login session or API token. */
@@ -104,30 +92,20 @@ export class ListRevisionsQueryDto {
   /** Changes made at or after this instant (ISO 8601). @example "2026-11-01T00:00:00Z" */
   @ApiProperty({ required: false, type: String, format: 'date-time' })
   @IsOptional()
-  @IsTimestampText()
+  @IsDateTimeText()
   since?: string;
 
   /** Changes made before this instant (ISO 8601). */
   @ApiProperty({ required: false, type: String, format: 'date-time' })
   @IsOptional()
-  @IsTimestampText()
+  @IsDateTimeText()
   until?: string;
 
   /** The previous page's `next_cursor`: continues with older revisions. @example "42" */
-  @ApiProperty({ required: false, type: String, pattern: '^[1-9][0-9]{0,9}$' })
-  @IsOptional()
-  @IsIntegerText(1, MAX_REVISION)
+  @IsPageCursor(MAX_REVISION)
   cursor?: string;
 
-  @ApiProperty({
-    required: false,
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_REVISIONS_PAGE,
-    default: DEFAULT_REVISIONS_PAGE,
-  })
-  @IsOptional()
-  @IsIntegerText(1, MAX_REVISIONS_PAGE)
+  @IsPageLimit(MAX_REVISIONS_PAGE, DEFAULT_REVISIONS_PAGE)
   limit?: string;
 }
 

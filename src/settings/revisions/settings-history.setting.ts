@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { scalar, text } from 'src/settings/builtins/columns';
+import { scalar, text } from 'src/settings/schema/columns';
 import {
   DeclareSetting,
   type SettingDefinition,

@@ -1,3 +1,5 @@
+import { ValidateBy, type ValidationOptions } from 'class-validator';
+
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/;
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -20,4 +22,22 @@ export function isStorableTimestamp(value: string): boolean {
   if (month < 1 || month > 12 || day < 1 || day > days) return false;
   if (hour > 23 || minute > 59 || second > 59 || offsetHour > 23 || offsetMinute > 59) return false;
   return Number.isFinite(Date.parse(value));
+}
+
+/**
+ * A query or body field holding an instant (`isStorableTimestamp`): RFC 3339 with its offset.
+ * Refused with a message naming the field and showing the form expected.
+ */
+export function IsDateTimeText(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isDateTimeText',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && isStorableTimestamp(value),
+        defaultMessage: () =>
+          '$property must be an ISO 8601 date-time with its offset, e.g. 2026-11-01T00:00:00Z',
+      },
+    },
+    options,
+  );
 }

@@ -8,8 +8,8 @@ import {
   profileColumn,
   scalar,
   text,
-} from 'src/settings/builtins/columns';
-import { LockdownSettingsEntity } from 'src/settings/builtins/lockdown-settings.entity';
+} from 'src/settings/schema/columns';
+import { LockdownSettingsEntity } from 'src/moderation/lockdown-settings.entity';
 import {
   DeclareSetting,
   type SettingDefinition,

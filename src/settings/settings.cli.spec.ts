@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from 'src/common/cli/cli-arguments';
 import { CliServices } from 'src/common/cli/cli-services';
-import { counted, ImportSettingsCommand } from 'src/settings/settings.commands';
+import { counted, ImportSettingsCommand } from 'src/settings/settings.cli';
 
 const GUILD = '1100000000000000100';
 const DOCUMENT = {

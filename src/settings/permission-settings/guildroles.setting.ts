@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DEMO_ROLES } from 'src/platform/emulator/demo.seed';
-import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { array, auditColumns, scalar, text } from 'src/settings/schema/columns';
 import { verifyRoleEntryChange, type RoleEdit } from 'src/permissions/edit-checks';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import { canonicalList } from 'src/permissions/permission-string';

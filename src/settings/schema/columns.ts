@@ -13,6 +13,8 @@ interface ColumnOptions {
   primaryKey?: boolean;
   hidden?: Operation[];
   readonly?: Operation[];
+  /** What Create stores when the field is left out (the column is then optional on Create). */
+  default?: unknown;
 }
 
 export function scalar(
@@ -102,5 +104,6 @@ function column(
     hidden: options.hidden ?? [],
     readonly: options.readonly ?? [],
     column_type,
+    ...(options.default === undefined ? {} : { default: options.default }),
   };
 }

@@ -7,7 +7,7 @@ import {
   MAX_QUEUED_WRITES,
   MAX_WRITE_WAIT_MS,
   settingsLockKey,
-} from 'src/settings/engine/settings-lock';
+} from 'src/settings/engine/guild-settings-writers';
 
 describe('settingsLockKey', () => {
   it.each([['1100000000000000100'], ['1100000000000000300'], ['1'], ['18446744073709551615']])(

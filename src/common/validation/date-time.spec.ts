@@ -1,4 +1,4 @@
-import { isStorableTimestamp } from 'src/settings/schema/timestamp';
+import { isStorableTimestamp } from 'src/common/validation/date-time';
 
 describe('timestamps the server accepts', () => {
   it.each([

@@ -3,7 +3,7 @@ import { CliError } from 'src/common/cli/cli-arguments';
 import { CliServices } from 'src/common/cli/cli-services';
 import type { AppConfig } from 'src/config/app-config';
 import type { UserState } from 'src/users/user.entity';
-import { BanUserCommand, UnbanUserCommand } from 'src/users/users.commands';
+import { BanUserCommand, UnbanUserCommand } from 'src/users/users.cli';
 import type { UsersService } from 'src/users/users.service';
 
 const WITHOUT_REDIS =

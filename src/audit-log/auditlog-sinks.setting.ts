@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DEMO_CHANNELS } from 'src/platform/emulator/demo.seed';
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
-import { AuditlogSinkEntity } from 'src/settings/builtins/auditlog-sink.entity';
-import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { AuditlogSinkEntity } from 'src/audit-log/auditlog-sink.entity';
+import { array, auditColumns, scalar, text } from 'src/settings/schema/columns';
 import { textChannel } from 'src/settings/schema/guild-checks';
 import {
   DeclareSetting,

@@ -6,7 +6,7 @@ import {
   CreateTokenCommand,
   rootUsersWarning,
   sessionTable,
-} from 'src/sessions/sessions.commands';
+} from 'src/sessions/sessions.cli';
 import type { SessionsService } from 'src/sessions/sessions.service';
 
 const SESSION = '0b6f3a52-6c1e-4d55-9a49-1f2e6c7d8e90';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { array, auditColumns, scalar, text } from 'src/settings/builtins/columns';
+import { array, auditColumns, scalar, text } from 'src/settings/schema/columns';
 import { verifyMemberOverrideChange } from 'src/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { canonicalList } from 'src/permissions/permission-string';

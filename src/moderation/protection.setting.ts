@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { auditColumns, profileColumn, scalar, text } from 'src/settings/builtins/columns';
-import { ProtectionEntity } from 'src/settings/builtins/protection.entity';
+import { auditColumns, profileColumn, scalar, text } from 'src/settings/schema/columns';
+import { ProtectionEntity } from 'src/moderation/protection.entity';
 import {
   DeclareSetting,
   type SettingDefinition,

@@ -1,27 +1,9 @@
-import type { Response } from 'supertest';
-import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { loginAs } from 'test/support/auth';
-import type { SettingSchema } from 'src/settings/schema/settings-schema';
 import { DataSource } from 'typeorm';
+import type { SettingSchema } from 'src/settings/schema/settings-schema';
 import { SettingsRegistry } from 'src/settings/schema/settings-registry';
 import { committedDocument } from 'test/support/contract';
+import { GUILD } from 'test/support/demo-world';
 import type { TestApp } from 'test/support/test-app';
-
-/** Ids of the demo community (src/platform/emulator/demo.seed.ts). */
-export const GUILD = DEMO_IDS.community;
-const id = (n: number): string => `11000000000000001${String(n).padStart(2, '0')}`;
-export const ROLE = {
-  administrator: id(1),
-  botRole: id(2),
-  moderator: id(3),
-  helper: id(4),
-  eventHost: id(5),
-  vip: id(7),
-  member: id(9),
-};
-export const CHANNEL = { rules: id(21), general: id(24), modLog: id(32), staffChat: id(33) };
-/** An `auditlog_sinks` entry the bot can serve: the moderation log channel. */
-export const SINK_FIELDS = { channel: CHANNEL.modLog, events: ['lockdown'], enabled: true };
 
 /**
  * Every setting the service declares and the operations each offers, as the committed OpenAPI
@@ -99,34 +81,6 @@ export function settingTables(t: TestApp): string[] {
     .all()
     .map((setting) => database.getMetadata(setting.entity).tableName)
     .sort();
-}
-
-/** A logged-in demo user who runs setting operations. */
-export interface Actor {
-  token: string;
-  exec(setting: string, operation: string, fields: unknown, guildId?: string): Promise<Response>;
-}
-
-export async function actor(t: TestApp, userId: string): Promise<Actor> {
-  const { token } = await loginAs(t, userId);
-  return {
-    token,
-    exec: (setting, operation, fields, guildId = GUILD) =>
-      t
-        .http()
-        .post(`/guilds/${guildId}/settings`)
-        .set('Authorization', `Bearer ${token}`)
-        .send({ setting, operation, fields }),
-  };
-}
-
-/** Asserts a 200 `{type: "Ok", data}` answer and returns `data`. */
-export function ok(res: Response): unknown {
-  expect({ status: res.status, body: res.body as unknown }).toMatchObject({
-    status: 200,
-    body: { type: 'Ok' },
-  });
-  return (res.body as { data: unknown }).data;
 }
 
 /** Every setting `GET /guilds/{guild_id}/settings` publishes, all groups together. */
