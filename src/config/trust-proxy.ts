@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ipv6Groups, overlapsIpv4Mapped } from 'src/common/http/ip-address';
+import { ipv6Groups, overlapsIpv4Mapped } from 'src/common/net/ip-address';
 
 /**
  * Which proxies in front of the service may tell it the client's address (`X-Forwarded-For`), in a

@@ -10,7 +10,7 @@ import { Observable, type Subscriber } from 'rxjs';
 import { Metrics } from 'src/common/metrics/metrics';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
+import { rateLimitSubject } from 'src/common/net/rate-limit-subject';
 import { AppConfig, type EventsConfig } from 'src/config/app-config';
 import { SessionsService } from 'src/sessions/sessions.service';
 import { SessionsInvalidatedEvent } from 'src/sessions/sessions.events';

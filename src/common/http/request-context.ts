@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
+import { rateLimitSubject } from 'src/common/net/rate-limit-subject';
 
 /** The request being handled, for everything done while handling it. */
 export interface RequestContext {

@@ -4,7 +4,7 @@ import { entryBound } from 'src/common/cache/lru-bounds';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
+import { rateLimitSubject } from 'src/common/net/rate-limit-subject';
 import {
   RATE_LIMIT_BUCKETS,
   type RateLimitBucket,

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ipv6Groups, isIpv4Mapped, mappedIpv4 } from 'src/common/http/ip-address';
+import { ipv6Groups, isIpv4Mapped, mappedIpv4 } from 'src/common/net/ip-address';
 
 /**
  * The subject a client address is counted as in a per-IP bucket. An IPv6 client normally holds a

@@ -1,4 +1,4 @@
-import { rateLimitSubject } from 'src/common/rate-limit/rate-limit-subject';
+import { rateLimitSubject } from 'src/common/net/rate-limit-subject';
 
 describe('rateLimitSubject', () => {
   it.each<[string, string, string]>([
