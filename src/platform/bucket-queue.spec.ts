@@ -95,7 +95,8 @@ describe('BucketQueues', () => {
     {
       name: 'a caller holding its share of the bucket while another caller wants it',
       limits: { perCaller: 2, maxWaitMs: 60_000 },
-      before: ['user:b', 'user:a', 'user:a'],
+      // user:a's first call runs; user:b waits, and so does user:a's second.
+      before: ['user:a', 'user:b', 'user:a'],
       caller: 'user:a',
       message: /you already have 2 calls waiting for it/,
     },
@@ -173,6 +174,28 @@ describe('BucketQueues', () => {
     await complete(crowd[0], 10);
     await complete(other, 10);
     for (const held of crowd.slice(1)) await complete(held, 10);
+  });
+
+  it("queues a crowd alone in a bucket up to the instance's bound on waiting calls, then refuses at once", async () => {
+    const q = queues({ maxWaitingInAll: 3, maxWaitMs: 60_000 });
+    // Calls that took 1 s each: the estimate alone would refuse the third waiter.
+    await complete(call(q, 'ip:192.0.2.77'), 1_000);
+    const crowd = Array.from({ length: 4 }, () => call(q, 'ip:192.0.2.77'));
+    await flush();
+    expect(q.stats()).toMatchObject({ waiting: 3, refused: 0 });
+    const otherBucket = call(q, 'ip:192.0.2.77', 'bot:GET /guilds/:guild_id:1');
+    await flush();
+    const elsewhere = call(q, 'user:b', 'bot:GET /guilds/:guild_id:2');
+    await flush();
+    // A call that finds its bucket free does not wait: the bound does not apply to it.
+    expect(elsewhere.started).toBe(true);
+    await complete(elsewhere, 10);
+    const more = call(q, 'ip:192.0.2.77');
+    const error = (await more.done.catch((e: unknown) => e)) as BucketBusyError;
+    expect(error.message).toMatch(/3 calls are waiting for the platform/);
+    expect(error.headers?.['Retry-After']).toBeGreaterThanOrEqual(1);
+    await complete(otherBucket, 10);
+    for (const held of crowd) await complete(held, 10);
   });
 
   it('counts calls still taking their place in the fleet as ahead: arrivals meanwhile do not all find the bucket idle', async () => {
@@ -309,19 +332,49 @@ describe('BucketQueues', () => {
     const inGuild = (q: BucketQueues, caller: string, guild: number): Held =>
       call(q, caller, `bot:GET /guilds/:guild_id:${guild}`);
 
-    it("refuses a caller holding twice its per-bucket share across the identity's buckets", async () => {
+    it("refuses a caller holding twice its per-bucket share across the identity's buckets while another caller waits for it", async () => {
       const q = queues({ perCaller: 2, maxWaitMs: 60_000 });
       const other = inGuild(q, 'user:b', 8);
+      // user:b waits for its turn in guild 8: it wants the identity.
+      const otherWaiting = inGuild(q, 'user:b', 8);
       const mine = [0, 1, 2, 3].map((guild) => inGuild(q, 'user:a', guild));
       const refused = inGuild(q, 'user:a', 4);
       await expect(refused.done).rejects.toThrow(/you already have 4 calls under way or waiting/);
       const another = inGuild(q, 'user:c', 4);
       await flush();
       expect(another.started).toBe(true);
-      for (const held of [...mine, other, another]) await complete(held);
+      for (const held of [...mine, other, otherWaiting, another]) await complete(held);
       // Everything given back: the caller may send again.
       const again = inGuild(q, 'user:a', 9);
       await complete(again);
+    });
+
+    it('lets a caller hold more of the identity while nobody else waits for it', async () => {
+      const q = queues({ perCaller: 2, maxWaitMs: 60_000 });
+      // Another caller's call is under way, but nobody else waits.
+      const other = inGuild(q, 'user:b', 8);
+      const mine = [0, 1, 2, 3, 4, 5].map((guild) => inGuild(q, 'user:a', guild));
+      await flush();
+      expect(mine.every((held) => held.started)).toBe(true);
+      expect(q.stats().refused).toBe(0);
+      for (const held of [...mine, other]) await complete(held);
+    });
+
+    it("counts a caller waiting for room in the identity's rate as wanting it", async () => {
+      time = 1_000;
+      let othersWaitForRoom = false;
+      const q = new BucketQueues(
+        { ...DEFAULT_BUCKET_QUEUE_LIMITS, perCaller: 2, maxWaitMs: 60_000 },
+        () => time,
+        undefined,
+        undefined,
+        (identity, caller) => identity.key === 'bot' && caller === 'user:a' && othersWaitForRoom,
+      );
+      const mine = [0, 1, 2, 3].map((guild) => inGuild(q, 'user:a', guild));
+      othersWaitForRoom = true;
+      const refused = inGuild(q, 'user:a', 4);
+      await expect(refused.done).rejects.toThrow(/you already have 4 calls under way or waiting/);
+      for (const held of mine) await complete(held);
     });
   });
 });

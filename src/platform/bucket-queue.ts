@@ -16,8 +16,10 @@ export interface BucketQueueLimits {
   maxWaitMs: number;
   /** Calls waiting in one bucket at most; past it, the caller who used the bucket most loses its place. */
   maxWaiting: number;
-  /** Calls one caller may have waiting or under way in one bucket. */
+  /** Calls one caller may have waiting or under way in one bucket while others wait in it. */
   perCaller: number;
+  /** Calls waiting in all buckets of this instance at most; past it a call that would wait is refused. */
+  maxWaitingInAll: number;
 }
 
 /** The bounds but the wait (PLATFORM_QUEUE_MAX_WAIT_MS, validated by the configuration). */
@@ -25,6 +27,7 @@ export const DEFAULT_BUCKET_QUEUE_LIMITS: Omit<BucketQueueLimits, 'maxWaitMs'> =
   maxWaiting: 20,
   // Two settings writes of one user at once, each looking up 5 members of a guild side by side.
   perCaller: 10,
+  maxWaitingInAll: 1_000,
 };
 
 /** The service's own calls wait for their turn this many times maxWaitMs at most. */
@@ -68,6 +71,8 @@ export interface FleetPlace {
 
 interface Waiter {
   caller: string;
+  /** The identity its bucket belongs to. */
+  identity: string;
   seq: number;
   start: () => void;
   refuse: (error: BucketBusyError) => void;
@@ -82,6 +87,8 @@ interface Bucket {
    * ahead of a newcomer, so calls arriving meanwhile do not all find the bucket idle.
    */
   entering: number;
+  /** The callers of the calls entering, and how many each. */
+  enteringBy: Map<string, number>;
   /** Calls of each caller waiting or under way. */
   held: Map<string, number>;
   /** Calls asked per caller in the last minute or two. */
@@ -134,18 +141,24 @@ export interface BucketQueueStats {
  * the OAuth2 client's): one call at a time per bucket goes to the transport, which then waits out
  * the platform's own limit (it runs one call at a time per bucket too, so nothing is lost). The
  * next call is the one whose caller used the bucket least in the last minute or two (then the
- * oldest), so one caller's burst cannot keep others waiting behind it. A call is refused at once,
- * 429 with `Retry-After`, when its caller already holds `perCaller` calls of the bucket, when its
- * estimated wait is longer than `maxWaitMs`, or when it loses its place to a caller who used the
- * bucket less; none waits more than `maxWaitMs`. docs/request-costs.md, "Shared platform buckets".
+ * oldest), so one caller's burst cannot keep others waiting behind it. A call that would wait is
+ * refused at once, 429 with `Retry-After`, while `maxWaitingInAll` calls wait on the instance; and
+ * while other callers wait in the bucket, when its caller already holds `perCaller` calls of it or
+ * its estimated wait is longer than `maxWaitMs`, or when it loses its place to a caller who used
+ * the bucket less. A caller alone in the line queues; none waits more than `maxWaitMs`. docs/request-costs.md, "Shared platform buckets".
  */
 export class BucketQueues {
   private readonly buckets = new Map<string, Bucket>();
-  /** Calls under way or waiting per identity, in all its buckets, and per caller. */
+  /**
+   * Calls under way or waiting per identity, in all its buckets, and per caller; and the calls
+   * waiting for a turn per caller.
+   */
   private readonly identities = new Map<
     string,
-    { outstanding: number; byCaller: Map<string, number> }
+    { outstanding: number; byCaller: Map<string, number>; waiting: Map<string, number> }
   >();
+  /** Calls waiting for a turn, all buckets together. */
+  private waitingCount = 0;
   private seq = 0;
   private refusedCount = 0;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -156,6 +169,12 @@ export class BucketQueues {
     private readonly fleet?: BucketFleet,
     /** Told how long each call let through waited for its turn, in ms (the wait metric). */
     private readonly waited: (ms: number) => void = () => undefined,
+    /**
+     * Whether callers other than `caller` wait for room in the identity's rate (IdentityLimiter):
+     * they want the identity as much as those waiting for a turn here.
+     */
+    private readonly othersWantIdentity: (identity: IdentityId, caller: string) => boolean = () =>
+      false,
   ) {}
 
   /**
@@ -171,15 +190,15 @@ export class BucketQueues {
     // The service's own work (timers, the CLI, the bot's reports) is bounded where it is written:
     // it waits its turn, but is not refused for a long queue (the identity's bound still holds).
     const bounded = caller !== SERVICE_CALLER;
-    // A caller's share is held while others want the bucket too: a crowd behind one address (a
-    // NAT) is not refused while nobody else is kept waiting by it.
-    const shared = this.othersHold(bucket, caller);
+    // A caller's share is held while others wait for the bucket too: a crowd behind one address
+    // (a NAT) is not refused while nobody else is kept waiting by it; its calls queue.
+    const shared = this.othersWait(bucket, caller);
     if (held >= this.limits.perCaller && bounded && shared) {
       throw this.refuse(bucket, `you already have ${held} calls waiting for it`);
     }
     const identity = this.enterIdentity(call, bounded);
     try {
-      if (bounded) this.admit(bucket, caller);
+      if (bounded) this.admit(bucket, caller, shared);
     } catch (error) {
       this.leaveIdentity(call.identity, caller);
       throw error;
@@ -189,15 +208,20 @@ export class BucketQueues {
     try {
       if (bounded && this.fleet) {
         bucket.entering += 1;
+        bucket.enteringBy.set(caller, (bucket.enteringBy.get(caller) ?? 0) + 1);
         try {
-          // Alone in this instance's line, the caller's places are still counted for the others.
+          // Alone in this instance's line, the caller's places are still counted for the others,
+          // but not limited past what the instance lets wait.
           place = await this.fleet.enter(
             key,
             caller,
-            shared ? this.limits.perCaller : this.limits.perCaller + this.limits.maxWaiting,
+            shared ? this.limits.perCaller : this.limits.maxWaitingInAll,
           );
         } finally {
           bucket.entering -= 1;
+          const entering = (bucket.enteringBy.get(caller) ?? 1) - 1;
+          if (entering > 0) bucket.enteringBy.set(caller, entering);
+          else bucket.enteringBy.delete(caller);
         }
         if (!place) {
           throw this.refuse(
@@ -207,7 +231,7 @@ export class BucketQueues {
         }
       }
       const entered = this.now();
-      await this.turn(bucket, caller);
+      await this.turn(bucket, caller, call.identity.key);
       this.waited(this.now() - entered);
     } catch (error) {
       place?.leave();
@@ -230,19 +254,20 @@ export class BucketQueues {
 
   /**
    * Counts the call against its identity (all of its buckets together): refused when the caller
-   * holds twice its per-bucket share across the identity's buckets while others hold calls on it
-   * too. The identity's rate is held where calls leave, by IdentityLimiter (a bound on calls under
+   * holds twice its per-bucket share across the identity's buckets while other callers wait for it
+   * (for a turn in one of its buckets, or for room in its rate). The identity's rate is held where calls leave, by IdentityLimiter (a bound on calls under
    * way is no rate, and refused first come first served).
    */
   private enterIdentity(call: QueuedCall, bounded: boolean): IdentityId {
     const { identity, caller } = call;
-    let state = this.identities.get(identity.key);
-    if (!state)
-      this.identities.set(identity.key, (state = { outstanding: 0, byCaller: new Map() }));
+    const state = this.identityState(identity.key);
     const mine = state.byCaller.get(caller) ?? 0;
-    // Others hold calls on the identity too (the caller's share matters only then).
-    const others = state.byCaller.size - (mine > 0 ? 1 : 0) > 0;
-    if (bounded && others && mine >= 2 * this.limits.perCaller) {
+    if (
+      bounded &&
+      mine >= 2 * this.limits.perCaller &&
+      (state.waiting.size - (state.waiting.has(caller) ? 1 : 0) > 0 ||
+        this.othersWantIdentity(identity, caller))
+    ) {
       this.refusedCount += 1;
       throw new BucketBusyError(
         identity.label,
@@ -255,6 +280,39 @@ export class BucketQueues {
     return identity;
   }
 
+  private identityState(key: string): {
+    outstanding: number;
+    byCaller: Map<string, number>;
+    waiting: Map<string, number>;
+  } {
+    let state = this.identities.get(key);
+    if (!state) {
+      state = { outstanding: 0, byCaller: new Map(), waiting: new Map() };
+      this.identities.set(key, state);
+    }
+    return state;
+  }
+
+  /** Puts a waiter in its bucket's line. */
+  private enqueue(bucket: Bucket, waiter: Waiter): void {
+    bucket.waiting.push(waiter);
+    this.waitingCount += 1;
+    const { waiting } = this.identityState(waiter.identity);
+    waiting.set(waiter.caller, (waiting.get(waiter.caller) ?? 0) + 1);
+  }
+
+  /** Takes a waiter out of its bucket's line (its turn came, or it was refused). */
+  private dequeue(bucket: Bucket, waiter: Waiter): void {
+    const index = bucket.waiting.indexOf(waiter);
+    if (index < 0) return;
+    bucket.waiting.splice(index, 1);
+    this.waitingCount -= 1;
+    const { waiting } = this.identityState(waiter.identity);
+    const left = (waiting.get(waiter.caller) ?? 1) - 1;
+    if (left > 0) waiting.set(waiter.caller, left);
+    else waiting.delete(waiter.caller);
+  }
+
   private leaveIdentity(identity: IdentityId, caller: string): void {
     const state = this.identities.get(identity.key);
     if (!state) return;
@@ -265,21 +323,35 @@ export class BucketQueues {
   }
 
   stats(): BucketQueueStats {
-    let waiting = 0;
-    for (const bucket of this.buckets.values()) waiting += bucket.waiting.length;
-    return { buckets: this.buckets.size, waiting, refused: this.refusedCount };
+    return { buckets: this.buckets.size, waiting: this.waitingCount, refused: this.refusedCount };
   }
 
-  /** Whether callers other than `caller` hold calls of the bucket (waiting or under way). */
-  private othersHold(bucket: Bucket, caller: string): boolean {
-    return bucket.held.size - (bucket.held.has(caller) ? 1 : 0) > 0;
+  /** Whether callers other than `caller` wait for a turn in the bucket (or are entering its line). */
+  private othersWait(bucket: Bucket, caller: string): boolean {
+    return (
+      bucket.enteringBy.size - (bucket.enteringBy.has(caller) ? 1 : 0) > 0 ||
+      bucket.waiting.some((waiter) => waiter.caller !== caller)
+    );
   }
 
-  /** Refuses the call if its wait would be too long (after taking a place from a heavier caller). */
-  private admit(bucket: Bucket, caller: string): void {
+  /**
+   * Refuses the call if it would wait while the instance's waiting calls are at their bound, or,
+   * while others wait for the bucket (`shared`), if its wait would be too long (after taking a
+   * place from a heavier caller). A caller alone in the line queues: its wait is bounded by
+   * `maxWaitMs` alone.
+   */
+  private admit(bucket: Bucket, caller: string, shared: boolean): void {
     const untilReset = this.exhausted(bucket) ? bucket.resetAt - this.now() : 0;
     const idle = !bucket.busy && bucket.waiting.length === 0 && bucket.entering === 0;
     if (idle && untilReset === 0) return;
+    if (this.waitingCount >= this.limits.maxWaitingInAll) {
+      throw this.refuse(
+        bucket,
+        `${this.waitingCount} calls are waiting for the platform`,
+        this.limits.maxWaitMs,
+      );
+    }
+    if (!shared) return;
     const usage = this.usageOf(bucket, caller);
     // Waiters that would go first: those of callers who used the bucket no more than this one
     // (the oldest goes first among equals), and the calls still entering the line (of which one
@@ -301,11 +373,11 @@ export class BucketQueues {
     if (this.usageOf(bucket, heaviest.caller) <= usage) {
       throw this.refuse(bucket, `${bucket.waiting.length} calls are waiting for it`, estimateMs);
     }
-    bucket.waiting.splice(bucket.waiting.indexOf(heaviest), 1);
+    this.dequeue(bucket, heaviest);
     heaviest.refuse(this.refuse(bucket, 'callers who used it less came first', estimateMs));
   }
 
-  private turn(bucket: Bucket, caller: string): Promise<void> {
+  private turn(bucket: Bucket, caller: string, identity: string): Promise<void> {
     if (!bucket.busy && bucket.waiting.length === 0 && !this.exhausted(bucket)) {
       this.start(bucket);
       return Promise.resolve();
@@ -314,14 +386,14 @@ export class BucketQueues {
       // The service's own work was not refused for the queue's length: it may wait longer.
       const holdMs = this.limits.maxWaitMs * (caller === SERVICE_CALLER ? SERVICE_HOLD_FACTOR : 1);
       const timer = setTimeout(() => {
-        const index = bucket.waiting.indexOf(waiter);
-        if (index < 0) return;
-        bucket.waiting.splice(index, 1);
+        if (!bucket.waiting.includes(waiter)) return;
+        this.dequeue(bucket, waiter);
         reject(this.refuse(bucket, `no turn came within ${holdMs} ms`));
       }, holdMs);
       timer.unref();
       const waiter: Waiter = {
         caller,
+        identity,
         seq: this.seq++,
         start: () => {
           clearTimeout(timer);
@@ -332,7 +404,7 @@ export class BucketQueues {
           reject(error);
         },
       };
-      bucket.waiting.push(waiter);
+      this.enqueue(bucket, waiter);
       // An exhausted bucket with no call under way: the reset hands it on.
       this.next(bucket);
     });
@@ -363,7 +435,7 @@ export class BucketQueues {
         waiter.seq - best.seq;
       if (order < 0) best = waiter;
     }
-    bucket.waiting.splice(bucket.waiting.indexOf(best), 1);
+    this.dequeue(bucket, best);
     // Calls queue: the time since the last start is what the bucket takes per call.
     this.sample(bucket, this.now() - bucket.lastStartAt);
     this.start(bucket);
@@ -402,6 +474,7 @@ export class BucketQueues {
         busy: false,
         waiting: [],
         entering: 0,
+        enteringBy: new Map(),
         held: new Map(),
         usage: new CallerUsage(this.now),
         serviceMs: 0,

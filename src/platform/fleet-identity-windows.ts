@@ -12,12 +12,12 @@ import {
  * `decideInWindow` (identity-window.ts) in one atomic step on Redis's clock: concurrent calls from
  * every instance are decided one after another against the same window, so none can see room that
  * another has just taken. A place taken is held as under way (a score IN_FLIGHT_MS ahead) until
- * DONE dates it to the answer.
+ * DONE dates it to the answer. A caller refused room is marked as wanting the identity for a
+ * window, so every instance holds the others to their shares meanwhile.
  *
  * KEYS: the identity's window (a sorted set: `<call id>|<caller>` → when its answer came, ms, or
- * a time ahead while under way).
- * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms), '1' for a light
- * caller (one who asked little lately) or '0'.
+ * a time ahead while under way), and its callers wanting it (a sorted set: caller → until when).
+ * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms).
  * Returns {1} when let through; {0, wait ms, 'full' | 'share'} when refused.
  */
 const TAKE = `
@@ -26,10 +26,14 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local flight = tonumber(ARGV[5])
-if redis.call('TYPE', KEYS[1]).ok ~= 'zset' then redis.call('DEL', KEYS[1]) end
+for _, key in ipairs(KEYS) do
+  if redis.call('TYPE', key).ok ~= 'zset' then redis.call('DEL', key) end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 -- Places further ahead than a call under way can be (the clock stepped back) would never leave.
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. (now + flight), '+inf')
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + window), '+inf')
 local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 local used = #entries / 2
 local function wait(who)
@@ -43,19 +47,27 @@ local function wait(who)
   end
   return window
 end
-if used >= limit then return {0, wait(nil), 'full'} end
-if 2 * used >= limit then
-  local callers, count, mine = {}, 0, 0
+local function refuse(ms, reason)
+  redis.call('ZADD', KEYS[2], now + window, ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], window)
+  return {0, ms, reason}
+end
+if used >= limit then return refuse(wait(nil), 'full') end
+-- While others want the identity, a caller takes places only within its share.
+local callers, count, others = {}, 0, false
+for _, who in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  if who ~= ARGV[2] then others = true; callers[who] = true; count = count + 1 end
+end
+if others then
+  local mine = 0
   for i = 1, #entries, 2 do
     local member = entries[i]
     local who = string.sub(member, string.find(member, '|', 1, true) + 1)
     if not callers[who] then callers[who] = true; count = count + 1 end
     if who == ARGV[2] then mine = mine + 1 end
   end
-  -- Past half, while others hold places too, a caller who asked much waits for the first half.
-  if ARGV[6] ~= '1' and mine < used then return {0, wait(nil), 'share'} end
   if not callers[ARGV[2]] then count = count + 1 end
-  if mine >= math.ceil(limit / count) then return {0, wait(ARGV[2]), 'share'} end
+  if mine >= math.ceil(limit / count) then return refuse(wait(ARGV[2]), 'share') end
 end
 redis.call('ZADD', KEYS[1], now + flight, ARGV[1] .. '|' .. ARGV[2])
 redis.call('PEXPIRE', KEYS[1], flight + window)
@@ -89,24 +101,19 @@ export class FleetIdentityWindows implements IdentityWindows {
     private readonly keyPrefix: string,
   ) {}
 
-  async take(
-    identity: IdentityId,
-    caller: string,
-    limit: number,
-    light: boolean,
-  ): Promise<WindowTake> {
+  async take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake> {
     const key = `${this.keyPrefix}platform:identity:${identity.key}`;
     const id = `${this.instance}:${this.seq++}`;
     const answer = (await this.redis.eval(
       TAKE,
-      1,
+      2,
       key,
+      `${key}:wanting`,
       id,
       caller,
       limit,
       IDENTITY_WINDOW_MS,
       IN_FLIGHT_MS,
-      light ? '1' : '0',
     )) as [number, number?, string?];
     if (answer[0] === 1) {
       return {

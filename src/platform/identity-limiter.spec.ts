@@ -1,5 +1,9 @@
 import { ErrorCode } from 'src/common/errors/error-code';
-import { BucketBusyError } from 'src/platform/bucket-queue';
+import {
+  BucketBusyError,
+  BucketQueues,
+  DEFAULT_BUCKET_QUEUE_LIMITS,
+} from 'src/platform/bucket-queue';
 import { IdentityLimiter } from 'src/platform/identity-limiter';
 import type {
   IdentityId,
@@ -100,5 +104,75 @@ describe('IdentityLimiter', () => {
       'rejected',
       'rejected',
     ]);
+  });
+});
+
+describe('a crowd behind one address on the token endpoint (10 calls a second)', () => {
+  const ENDPOINT: IdentityId = { key: 'client', label: 'the token endpoint', perSecond: 10 };
+  const TOKEN = 'client:POST /oauth2/token:';
+
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  /**
+   * `count` logins of `callers` (in turn), one every `everyMs`, each an exchange through the
+   * endpoint's bucket queue and its identity's window, answered at once. Resolves with when each
+   * call left (or its refusal).
+   */
+  async function logins(
+    count: number,
+    everyMs: number,
+    callers: (i: number) => string,
+  ): Promise<{ left: number[]; refused: BucketBusyError[]; leftBy: Map<string, number> }> {
+    const now = (): number => performance.now();
+    const queues = new BucketQueues({ ...DEFAULT_BUCKET_QUEUE_LIMITS, maxWaitMs: 2_000 }, now);
+    const limiter = new IdentityLimiter({ maxWaitMs: 2_000, now });
+    const left: number[] = [];
+    const refused: BucketBusyError[] = [];
+    const leftBy = new Map<string, number>();
+    const calls: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const caller = callers(i);
+      calls.push(
+        queues
+          .run(
+            { key: TOKEN, label: 'POST /oauth2/token', identity: ENDPOINT, caller },
+            async () => {
+              const place = await limiter.acquire(ENDPOINT, caller);
+              left.push(now());
+              leftBy.set(caller, (leftBy.get(caller) ?? 0) + 1);
+              place.done();
+            },
+          )
+          .catch((error: unknown) => void refused.push(error as BucketBusyError)),
+      );
+      await jest.advanceTimersByTimeAsync(everyMs);
+    }
+    while (left.length + refused.length < count) await jest.advanceTimersByTimeAsync(10);
+    await Promise.all(calls);
+    return { left, refused, leftBy };
+  }
+
+  /** The most calls that left within any one second. */
+  const busiestSecond = (times: readonly number[]): number =>
+    Math.max(
+      ...times.map((start) => times.filter((at) => at >= start && at < start + 1_000).length),
+    );
+
+  it('serves 30 logins arriving within a second from one address, none refused, 10 a second at most', async () => {
+    const { left, refused } = await logins(30, 33, () => 'ip:192.0.2.77');
+    expect(refused.map((error) => error.message)).toEqual([]);
+    expect(left).toHaveLength(30);
+    expect(busiestSecond(left)).toBe(10);
+  });
+
+  it('still serves a real login while twelve addresses burst made-up codes', async () => {
+    const attackers = (i: number): string => `ip:203.0.113.${1 + (i % 12)}`;
+    const { refused, leftBy } = await logins(60, 5, (i) =>
+      i === 40 || i === 50 ? `ip:198.51.100.${i}` : attackers(i),
+    );
+    expect(leftBy.get('ip:198.51.100.40')).toBe(1);
+    expect(leftBy.get('ip:198.51.100.50')).toBe(1);
+    for (const error of refused) expect(error).toBeInstanceOf(BucketBusyError);
   });
 });

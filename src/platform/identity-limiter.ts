@@ -13,6 +13,11 @@ import {
 
 /** The service's own calls wait this many times `maxWaitMs` at most. */
 const SERVICE_HOLD_FACTOR = 5;
+/**
+ * Calls waiting for room on this instance, all identities together, at most: past it a call that
+ * would wait is refused at once (every queue has a bound, whoever fills it).
+ */
+export const MAX_IDENTITY_WAITERS = 1_000;
 /** While the fleet's windows cannot be reached, that is logged at most this often. */
 const LOG_INTERVAL_MS = 60_000;
 
@@ -54,8 +59,9 @@ interface IdentityState {
  * included, takes room in the identity's window first (docs/request-costs.md, "Shared platform
  * identities"). The window is the fleet's in Redis, else this instance's.
  *
- * Fair between callers: past half the window, a caller holds at most its share of it
- * (`decideInWindow`). A call that finds no room waits here, never past `maxWaitMs`; while calls
+ * Fair between callers: while other callers want the identity (they were refused room lately, on
+ * any instance), a caller holds at most its share of the window (`decideInWindow`); while none
+ * does, one caller may use all of it. A call that finds no room waits here, never past `maxWaitMs`; while calls
  * wait, room goes first to the caller who asked the least of the identity in the last minute or
  * two (then the oldest). A call whose wait would pass `maxWaitMs` is refused at once, 429 with
  * `Retry-After` naming the identity, as is one that loses its place to a caller who asked less.
@@ -77,6 +83,13 @@ export class IdentityLimiter {
   /** Calls refused since start (for the metrics). */
   get refused(): number {
     return this.refusedCount;
+  }
+
+  /** Whether callers other than `caller` wait for room in `identity` on this instance. */
+  othersWaiting(identity: IdentityId, caller: string): boolean {
+    return (
+      this.states.get(identity.key)?.waiting.some((waiter) => waiter.caller !== caller) ?? false
+    );
   }
 
   /** Calls waiting for room now (for the metrics). */
@@ -108,23 +121,20 @@ export class IdentityLimiter {
 
   /**
    * Takes room in the fleet's window, or this instance's share of the rate while it is out of
-   * reach. A caller is light while it has asked no more of the identity in the last minute or two
-   * than half a second of its rate: only light callers take places past half the window.
+   * reach.
    */
   private async take(identity: IdentityId, caller: string): Promise<WindowTake> {
     const { fleet } = this.options;
-    const state = this.state(identity.key);
-    const light = this.usageOf(state, caller) <= identity.perSecond / 2;
     if (fleet) {
       try {
-        return await fleet.take(identity, caller, identity.perSecond, light);
+        return await fleet.take(identity, caller, identity.perSecond);
       } catch (error) {
         this.warn(error);
         const share = Math.floor(identity.perSecond / Math.max(1, this.options.fleetSize?.() ?? 1));
-        return this.local.take(identity, caller, Math.max(1, share), light);
+        return this.local.take(identity, caller, Math.max(1, share));
       }
     }
-    return this.local.take(identity, caller, identity.perSecond, light);
+    return this.local.take(identity, caller, identity.perSecond);
   }
 
   /**
@@ -146,6 +156,9 @@ export class IdentityLimiter {
     const holdMs = this.holdMs(caller);
     if (estimateMs >= holdMs) {
       throw this.refuse(identity, `${ahead.length + 1} calls are ahead of yours`, estimateMs);
+    }
+    if (this.waiting >= MAX_IDENTITY_WAITERS) {
+      throw this.refuse(identity, `${this.waiting} calls are waiting for it`, IDENTITY_WINDOW_MS);
     }
     const capacity = Math.max(1, Math.floor(this.options.maxWaitMs / perCallMs));
     if (state.waiting.length < capacity || caller === SERVICE_CALLER) return;
@@ -278,9 +291,9 @@ export class IdentityLimiter {
   }
 
   /**
-   * A caller holding its share of a busy identity who has also asked more of it in the last minute
-   * or two than the identity carries in a second is refused at once (a flood, not a user's burst):
-   * its wait would only hold a place others need. A caller who asked less waits its turn.
+   * A caller holding its share of an identity others want who has also asked more of it in the last
+   * minute or two than the identity carries in a second is refused at once (a flood, not a user's
+   * burst): its wait would only hold a place others need. A caller who asked less waits its turn.
    */
   private asksTooMuch(
     identity: IdentityId,

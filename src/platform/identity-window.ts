@@ -43,16 +43,16 @@ export type WindowVerdict =
 
 /**
  * Whether `caller` may make one more call now, given the calls in the window (under way, or
- * answered less than a window ago):
+ * answered less than a window ago) and the callers who want the identity now (`wanting`: refused
+ * room in the last window, so waiting for it, on any instance):
  *
  * - never past `limit` calls in the window (the identity's rate, for the whole fleet);
- * - while the window is less than half used, anyone may (a crowd behind one address is not
- *   refused while the identity has room);
- * - past half, while other callers hold places too, only a `light` caller (one who asked little
- *   of the identity lately: see IdentityLimiter) may, and at most its share: the limit divided among the callers in the
- *   window, itself included (rounded up: at least one call each, and the window can still fill).
- *   Callers who ask much share the first half: neither a few accounts nor many addresses can take
- *   the identity from everyone else, and a caller who asked little is still let through.
+ * - while no other caller wants the identity, any call may take a place while the window has
+ *   room: a crowd behind one address may use all of it;
+ * - while others want it, a caller takes a place only within its share: the limit divided among
+ *   the callers in the window and those wanting it, itself included (rounded up: at least one call
+ *   each, and the window can still fill). Neither a few accounts nor many addresses can take the
+ *   identity from everyone else, and a caller who holds little of it still finds room.
  *
  * The wait of a refused call is until the oldest answered call concerned leaves the window, or a
  * window when all of them are still under way. `entries` may hold calls older than the window;
@@ -63,18 +63,16 @@ export function decideInWindow(
   caller: string,
   limit: number,
   now: number,
-  light = true,
+  wanting: readonly string[] = [],
   windowMs: number = IDENTITY_WINDOW_MS,
 ): WindowVerdict {
   const live = entries.filter((entry) => entry.at > now - windowMs);
   if (live.length >= limit) {
     return { admitted: false, retryAfterMs: waitFor(live, now, windowMs), reason: 'full' };
   }
-  if (2 * live.length < limit) return { admitted: true };
-  if (!light && live.some((entry) => entry.caller !== caller)) {
-    return { admitted: false, retryAfterMs: waitFor(live, now, windowMs), reason: 'share' };
-  }
-  const callers = new Set(live.map((entry) => entry.caller)).add(caller);
+  const others = wanting.filter((who) => who !== caller);
+  if (others.length === 0) return { admitted: true };
+  const callers = new Set([...live.map((entry) => entry.caller), ...others]).add(caller);
   const share = Math.ceil(limit / callers.size);
   const mine = live.filter((entry) => entry.caller === caller);
   if (mine.length < share) return { admitted: true };
@@ -100,29 +98,38 @@ export type WindowTake =
 /** Where an identity's window is kept: in process, or in Redis for the fleet. */
 export interface IdentityWindows {
   /**
-   * Decides one call of `caller` (`light`: it asked little of the identity lately) and, when it is
-   * let through, holds its place in the window.
+   * Decides one call of `caller` and, when it is let through, holds its place in the window; when
+   * it is refused, marks its caller as wanting the identity for a window.
    */
-  take(identity: IdentityId, caller: string, limit: number, light: boolean): Promise<WindowTake>;
+  take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake>;
 }
 
 /**
  * The windows of one instance, for a service without Redis (and while Redis cannot be reached).
- * Memory: an identity's window holds at most its limit of entries.
+ * Memory: an identity's window holds at most its limit of entries, and its callers wanting it
+ * those refused in the last window.
  */
 export class LocalIdentityWindows implements IdentityWindows {
   private readonly windows = new Map<string, WindowEntry[]>();
+  /** Per identity: each caller refused room, until when it counts as wanting it. */
+  private readonly wanting = new Map<string, Map<string, number>>();
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  take(identity: IdentityId, caller: string, limit: number, light: boolean): Promise<WindowTake> {
+  take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake> {
     const now = this.now();
     const entries = (this.windows.get(identity.key) ?? []).filter(
       (entry) => entry.at > now - IDENTITY_WINDOW_MS,
     );
     this.windows.set(identity.key, entries);
-    const verdict = decideInWindow(entries, caller, limit, now, light);
-    if (!verdict.admitted) return Promise.resolve(verdict);
+    const wanting = this.wanting.get(identity.key) ?? new Map<string, number>();
+    this.wanting.set(identity.key, wanting);
+    for (const [who, until] of wanting) if (until <= now) wanting.delete(who);
+    const verdict = decideInWindow(entries, caller, limit, now, [...wanting.keys()]);
+    if (!verdict.admitted) {
+      wanting.set(caller, now + IDENTITY_WINDOW_MS);
+      return Promise.resolve(verdict);
+    }
     const entry = { at: now + IN_FLIGHT_MS, caller };
     entries.push(entry);
     return Promise.resolve({

@@ -62,8 +62,13 @@ export class PlatformModule {
         },
         {
           provide: BucketQueues,
-          inject: [RedisConnection, AppConfig, Metrics],
-          useFactory: (redis: RedisConnection, appConfig: AppConfig, metrics: Metrics) =>
+          inject: [RedisConnection, AppConfig, Metrics, IdentityLimiter],
+          useFactory: (
+            redis: RedisConnection,
+            appConfig: AppConfig,
+            metrics: Metrics,
+            identities: IdentityLimiter,
+          ) =>
             withQueueGauges(
               metrics,
               new BucketQueues(
@@ -71,6 +76,7 @@ export class PlatformModule {
                 () => performance.now(),
                 redis.client ? new FleetBucketSlots(redis.client, redis.keyPrefix) : undefined,
                 (ms) => metrics.platformQueueWait(ms / 1000),
+                (identity, caller) => identities.othersWaiting(identity, caller),
               ),
             ),
         },

@@ -141,7 +141,7 @@ describe("the bot's guild list, shared by every caller while the feed is not liv
   const open = (token: string, guildId: string): Test =>
     app.http().get(`/users/@me/guilds/${guildId}`).set('Authorization', `Bearer ${token}`);
 
-  it("refuses one caller's flood past its share at once while others want the bucket (429, Retry-After, the bucket named) and serves a caller who used the bucket less next", async () => {
+  it("refuses one caller's flood past its share at once while others wait for the bucket (429, Retry-After, the bucket named) and serves a caller who used the bucket less next", async () => {
     const [alice, bob, carol] = [
       await signIn(DEMO_IDS.alice),
       await signIn(DEMO_IDS.bob),
@@ -156,7 +156,8 @@ describe("the bot's guild list, shared by every caller while the feed is not liv
         .map((r) => r.url);
     const before = listCalls().length;
     held = new Promise((resolve) => (release = resolve));
-    // Bob's check runs (held): another caller wants the bucket, so Alice's share holds.
+    // Bob's check runs (held) and his second waits: another caller waits for the bucket, so
+    // Alice's share holds.
     const bobs = open(bob, invented[20]).then((res) => res);
     const queues = app.app.get(BucketQueues);
     await eventually(
@@ -164,18 +165,24 @@ describe("the bot's guild list, shared by every caller while the feed is not liv
       (count) => count > before,
       10_000,
     );
+    const bobsSecond = open(bob, invented[21]).then((res) => res);
+    await eventually(
+      () => Promise.resolve(queues.stats().waiting),
+      (waiting) => waiting === 1,
+      10_000,
+    );
     // Her flood: 14 distinct ids at once. Ten wait, four are refused at once.
     const flood = invented.slice(2, 16).map((id) => open(alice, id).then((res) => res));
     await eventually(
       () => Promise.resolve(queues.stats().waiting),
-      (waiting) => waiting === 10,
+      (waiting) => waiting === 11,
       10_000,
     );
     // Carol opens a guild the bot is in: her check waits behind the running call only.
     const carols = open(carol, DEMO_IDS.botLab).then((res) => res);
     await eventually(
       () => Promise.resolve(queues.stats().waiting),
-      (waiting) => waiting === 11,
+      (waiting) => waiting === 12,
       10_000,
     );
     release();
@@ -195,9 +202,10 @@ describe("the bot's guild list, shared by every caller while the feed is not liv
     }
     expect((await carols).status).toBe(200);
     expect((await bobs).status).toBe(404);
+    expect((await bobsSecond).status).toBe(404);
     // After the held call, Carol's check went first (it starts from her guild's id).
     const calls = listCalls().slice(before);
-    expect(calls).toHaveLength(12);
+    expect(calls).toHaveLength(13);
     expect(calls[1]).toContain(`after=${BigInt(DEMO_IDS.botLab) - 1n}`);
   });
 
