@@ -45,7 +45,17 @@ const PUBLIC_API = {
     // The demo world's ids, for examples that work in the demo (settings' samples).
     'emulator/demo.seed',
   ],
-  'bot-guilds': ['bot-guilds.module', 'bot-membership.service', 'guild-state/guild-state.service'],
+  // The bot's reports: where the bot is and what it sees (guild access), the shards' state and
+  // its changes (event streams).
+  'bot-reports': [
+    'bot-reports.module',
+    'bot-membership.service',
+    'guild-state/guild-state.service',
+    'shard-stats/stats.service',
+    'shard-stats/stats.events',
+    'shard-stats/shard-stats',
+    'shard-stats/dto/bot-stats.dto',
+  ],
   guilds: [
     'guilds.module',
     'guild-access.service',
@@ -74,14 +84,6 @@ const PUBLIC_API = {
     // What event streams read: committed changes, and the revisions to resume from.
     'engine/settings.events',
     'revisions/revision-feed.service',
-  ],
-  stats: [
-    'stats.module',
-    'stats.service',
-    'stats.events',
-    'shard-stats',
-    'dto/bot-stats.dto',
-    'parse-shard-id.pipe',
   ],
   commands: ['commands.module', 'commands.cli'],
   health: ['health.module'],

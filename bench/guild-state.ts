@@ -18,7 +18,7 @@ import { Client } from 'pg';
 import { createGuildStateReporter } from 'clients/bot-reporter/src/guild-state-reporter';
 import type { GuildState } from 'clients/bot-reporter/src/guild-state';
 import type { FetchLike, ReporterError } from 'clients/bot-reporter/src/transport';
-import { platformShapes } from 'src/bot-guilds/guild-state/platform-shapes';
+import { platformShapes } from 'src/bot-reports/guild-state/platform-shapes';
 import { EmbeddedPostgres } from 'src/database/embedded-postgres';
 import { GuildContext } from 'src/guilds/guild-context';
 import { DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';

@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { AuditLogModule } from 'src/audit-log/audit-log.module';
 import { AuthModule } from 'src/auth/auth.module';
-import { BotGuildsModule } from 'src/bot-guilds/bot-guilds.module';
+import { BotReportsModule } from 'src/bot-reports/bot-reports.module';
 import { CasesModule } from 'src/cases/cases.module';
 import { ClientConfigModule } from 'src/client-config/client-config.module';
 import { CommandsModule } from 'src/commands/commands.module';
@@ -12,7 +12,6 @@ import { MetricsModule } from 'src/metrics/metrics.module';
 import { ModerationModule } from 'src/moderation/moderation.module';
 import { SessionsModule } from 'src/sessions/sessions.module';
 import { SettingsModule } from 'src/settings/settings.module';
-import { StatsModule } from 'src/stats/stats.module';
 import { UsersModule } from 'src/users/users.module';
 
 /**
@@ -26,13 +25,12 @@ export const FEATURE_MODULES: readonly Type[] = [
   AuthModule,
   UsersModule,
   SessionsModule,
-  BotGuildsModule,
+  BotReportsModule,
   GuildsModule,
   SettingsModule,
   ModerationModule,
   CasesModule,
   AuditLogModule,
-  StatsModule,
   CommandsModule,
   EventsModule,
   ClientConfigModule,

@@ -17,8 +17,8 @@ import {
   type OpenStream,
   type StreamSocket,
 } from 'src/events/event-streams';
-import { ShardReportedEvent } from 'src/stats/stats.events';
-import { StatsService } from 'src/stats/stats.service';
+import { ShardReportedEvent } from 'src/bot-reports/shard-stats/stats.events';
+import { StatsService } from 'src/bot-reports/shard-stats/stats.service';
 
 /**
  * How often the shards' state is compared with the last events while anyone follows it (a shard

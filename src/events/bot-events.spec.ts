@@ -1,5 +1,5 @@
 import { botChanges, healthOf, type BotHealth } from 'src/events/bot-events';
-import type { BotStats } from 'src/stats/shard-stats';
+import type { BotStats } from 'src/bot-reports/shard-stats/shard-stats';
 
 type Shard = BotStats['shard_conns'][string];
 

@@ -1,4 +1,4 @@
-import type { BotStats, ShardStatus } from 'src/stats/shard-stats';
+import type { BotStats, ShardStatus } from 'src/bot-reports/shard-stats/shard-stats';
 
 /** A shard's status changed (`previous` null: its first report). */
 export interface ShardStatusChange {

@@ -39,7 +39,7 @@ import {
 } from 'src/events/dto/events.dto';
 import { MAX_BUFFERED_BYTES } from 'src/events/event-streams';
 import { GuildEventsService } from 'src/events/guild-events.service';
-import { BotStatsDto } from 'src/stats/dto/bot-stats.dto';
+import { BotStatsDto } from 'src/bot-reports/shard-stats/dto/bot-stats.dto';
 import { GuildId } from 'src/common/decorators/guild-id.decorator';
 
 /** The largest event id a stream could send (revision numbers, bot event numbers). */

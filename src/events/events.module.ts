@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { SessionsModule } from 'src/sessions/sessions.module';
 import { SettingsModule } from 'src/settings/settings.module';
-import { StatsModule } from 'src/stats/stats.module';
+import { BotReportsModule } from 'src/bot-reports/bot-reports.module';
 import { BotEventLog } from 'src/events/bot-event-log';
 import { BotEventsService } from 'src/events/bot-events.service';
 import { EventBus } from 'src/events/event-bus';
@@ -18,7 +18,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
   },
 })
 @Module({
-  imports: [SessionsModule, SettingsModule, StatsModule],
+  imports: [SessionsModule, SettingsModule, BotReportsModule],
   controllers: [EventsController],
   providers: [EventBus, BotEventLog, EventStreams, GuildEventsService, BotEventsService],
 })

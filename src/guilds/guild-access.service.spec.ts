@@ -3,8 +3,8 @@ import {
   type APIGuild,
   type APIGuildMember,
 } from 'discord-api-types/v10';
-import type { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
-import type { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.service';
+import type { BotMembershipService } from 'src/bot-reports/bot-membership.service';
+import type { GuildStateService } from 'src/bot-reports/guild-state/guild-state.service';
 import type { Clock } from 'src/common/time/clock';
 import type { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import type { UserGuildsService } from 'src/guilds/user-guilds.service';

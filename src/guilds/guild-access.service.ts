@@ -14,11 +14,11 @@ import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { GuildContext, type MemberAccess, type MemberGuildAccess } from 'src/guilds/guild-context';
-import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+import { BotMembershipService } from 'src/bot-reports/bot-membership.service';
 import {
   GuildStateService,
   type LiveGuildState,
-} from 'src/bot-guilds/guild-state/guild-state.service';
+} from 'src/bot-reports/guild-state/guild-state.service';
 import { PlatformService } from 'src/platform/platform.service';
 import type { Lookup } from 'src/platform/platform.types';
 import { UserMemberService } from 'src/guilds/user-member.service';

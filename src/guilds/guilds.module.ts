@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from 'src/auth/auth.module';
-import { BotGuildsModule } from 'src/bot-guilds/bot-guilds.module';
+import { BotReportsModule } from 'src/bot-reports/bot-reports.module';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { GuildInfoService } from 'src/guilds/guild-info.service';
 import { GuildsController } from 'src/guilds/guilds.controller';
@@ -11,7 +11,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
 /** The user's guilds, and guild access (members, permissions, hierarchy) for every module. */
 @Feature({ tags: { guilds: "The user's guilds, with roles, channels and effective permissions" } })
 @Module({
-  imports: [AuthModule, BotGuildsModule],
+  imports: [AuthModule, BotReportsModule],
   controllers: [GuildsController],
   providers: [GuildAccessService, GuildInfoService, UserGuildsService, UserMemberService],
   exports: [GuildAccessService],

@@ -7,7 +7,7 @@ import type { UserGuildDto, UserGuildsDto } from 'src/guilds/dto/user-guilds.dto
 import type { SharedCache } from 'src/common/cache/shared-cache';
 import { PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformClient } from 'src/platform/platform.client';
-import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+import { BotMembershipService } from 'src/bot-reports/bot-membership.service';
 
 /**
  * The guilds of a user, read with the user's own grant (refreshed when expired) and cached per

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
-import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import { DemoBotReporter } from 'src/bot-reports/demo-bot-reporter';
 import type { EmulatedRequest } from 'src/platform/emulator/platform-emulator';
 import { emulatorOf, loginAs, loginOn } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';

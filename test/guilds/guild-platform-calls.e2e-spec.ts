@@ -3,7 +3,7 @@ import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
 import { emulatorOf, loginAs, loginOn } from 'test/support/auth';
 import type { Test } from 'supertest';
-import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import { DemoBotReporter } from 'src/bot-reports/demo-bot-reporter';
 import { DEMO_REDIRECT, liveModeEnv, useEmulator } from 'test/support/platform';
 import { createTestApp, useTestApp, type TestApp } from 'test/support/test-app';
 import { BucketQueues } from 'src/platform/bucket-queue';

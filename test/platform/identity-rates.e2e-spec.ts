@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import { DemoBotReporter } from 'src/bot-reports/demo-bot-reporter';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import type { EmulatedRequest } from 'src/platform/emulator/platform-emulator';
 import { DEMO_SEED } from 'src/platform/emulator/demo.seed';

@@ -1,6 +1,6 @@
 import { PermissionFlagsBits as P } from 'discord-api-types/v10';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
-import { DemoBotReporter } from 'src/bot-guilds/demo-bot-reporter';
+import { DemoBotReporter } from 'src/bot-reports/demo-bot-reporter';
 import { databaseOf, emulatorOf } from 'test/support/auth';
 import { useTestApp } from 'test/support/test-app';
 import { actor, CHANNEL, ok, ROLE, type Actor } from 'test/support/demo-world';

@@ -190,6 +190,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/bot-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's shards and reach (cached for a few seconds)
+         * @description A shard that has not reported for over 2 minutes is shown as `Unknown`.
+         */
+        get: operations["StatsController_botStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/shards/{shard_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** A shard of the bot reports its state (API tokens of ROOT_USERS only) */
+        put: operations["StatsController_report"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/@me/guilds": {
         parameters: {
             query?: never;
@@ -347,43 +384,6 @@ export interface paths {
          * @description The case takes the guild's next number, from 1.
          */
         post: operations["CasesController_record"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/bot-stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The bot's shards and reach (cached for a few seconds)
-         * @description A shard that has not reported for over 2 minutes is shown as `Unknown`.
-         */
-        get: operations["StatsController_botStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/internal/shards/{shard_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /** A shard of the bot reports its state (API tokens of ROOT_USERS only) */
-        put: operations["StatsController_report"];
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1008,6 +1008,104 @@ export interface components {
              */
             live: number;
         };
+        ShardConnectionDto: {
+            /**
+             * @description `Unknown` when the shard has not reported for over 2 minutes.
+             * @example Ready
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
+            /**
+             * @description Heartbeat round trip in milliseconds; -1 before the first heartbeat.
+             * @example 42
+             */
+            real_latency: number;
+            /** @example 1520 */
+            guilds: number;
+            /**
+             * @description Seconds since the current connection was made.
+             * @example 3600
+             */
+            uptime: number;
+            /**
+             * @description Seconds since the shard first started.
+             * @example 86400
+             */
+            total_uptime: number;
+        };
+        BotStatsDto: {
+            /**
+             * @description The shards by id (as strings).
+             * @example {
+             *       "0": {
+             *         "status": "Ready",
+             *         "real_latency": 42,
+             *         "guilds": 1520,
+             *         "uptime": 3600,
+             *         "total_uptime": 86400
+             *       }
+             *     }
+             */
+            shard_conns: {
+                [key: string]: components["schemas"]["ShardConnectionDto"];
+            };
+            /**
+             * @description The sum of the shards' guilds.
+             * @example 1520
+             */
+            total_guilds: number;
+            /**
+             * @description The sum of the shards' members (a member of two guilds counts twice).
+             * @example 480000
+             */
+            total_users: number;
+        };
+        ShardReportDto: {
+            /**
+             * @example Ready
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring";
+            /**
+             * @description Heartbeat round trip in milliseconds; null before the first heartbeat was acknowledged.
+             * @example 42
+             */
+            real_latency: number | null;
+            /** @example 1520 */
+            guilds: number;
+            /**
+             * @description Members across the shard's guilds.
+             * @example 480000
+             */
+            users: number;
+            /**
+             * @description Seconds since the current connection was made.
+             * @example 3600
+             */
+            uptime: number;
+            /**
+             * @description Seconds since the shard first started; at least `uptime`.
+             * @example 86400
+             */
+            total_uptime: number;
+        };
+        StoredShardDto: {
+            /**
+             * @example Ready
+             * @enum {string}
+             */
+            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
+            /** @example 42 */
+            real_latency: number | null;
+            /** @example 0 */
+            shard_id: number;
+            guilds: number;
+            users: number;
+            uptime: number;
+            total_uptime: number;
+            /** @description ISO 8601. */
+            reported_at: string;
+        };
         UserGuildDto: {
             /**
              * @description The icon's CDN URL (GIF when animated), or null.
@@ -1373,104 +1471,6 @@ export interface components {
              */
             next_cursor: string | null;
             cases: components["schemas"]["CaseDto"][];
-        };
-        ShardConnectionDto: {
-            /**
-             * @description `Unknown` when the shard has not reported for over 2 minutes.
-             * @example Ready
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
-            /**
-             * @description Heartbeat round trip in milliseconds; -1 before the first heartbeat.
-             * @example 42
-             */
-            real_latency: number;
-            /** @example 1520 */
-            guilds: number;
-            /**
-             * @description Seconds since the current connection was made.
-             * @example 3600
-             */
-            uptime: number;
-            /**
-             * @description Seconds since the shard first started.
-             * @example 86400
-             */
-            total_uptime: number;
-        };
-        BotStatsDto: {
-            /**
-             * @description The shards by id (as strings).
-             * @example {
-             *       "0": {
-             *         "status": "Ready",
-             *         "real_latency": 42,
-             *         "guilds": 1520,
-             *         "uptime": 3600,
-             *         "total_uptime": 86400
-             *       }
-             *     }
-             */
-            shard_conns: {
-                [key: string]: components["schemas"]["ShardConnectionDto"];
-            };
-            /**
-             * @description The sum of the shards' guilds.
-             * @example 1520
-             */
-            total_guilds: number;
-            /**
-             * @description The sum of the shards' members (a member of two guilds counts twice).
-             * @example 480000
-             */
-            total_users: number;
-        };
-        ShardReportDto: {
-            /**
-             * @example Ready
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring";
-            /**
-             * @description Heartbeat round trip in milliseconds; null before the first heartbeat was acknowledged.
-             * @example 42
-             */
-            real_latency: number | null;
-            /** @example 1520 */
-            guilds: number;
-            /**
-             * @description Members across the shard's guilds.
-             * @example 480000
-             */
-            users: number;
-            /**
-             * @description Seconds since the current connection was made.
-             * @example 3600
-             */
-            uptime: number;
-            /**
-             * @description Seconds since the shard first started; at least `uptime`.
-             * @example 86400
-             */
-            total_uptime: number;
-        };
-        StoredShardDto: {
-            /**
-             * @example Ready
-             * @enum {string}
-             */
-            status: "Idle" | "Connecting" | "Connected" | "Ready" | "Reconnecting" | "Closing" | "Closed" | "Erroring" | "Unknown";
-            /** @example 42 */
-            real_latency: number | null;
-            /** @example 0 */
-            shard_id: number;
-            guilds: number;
-            users: number;
-            uptime: number;
-            total_uptime: number;
-            /** @description ISO 8601. */
-            reported_at: string;
         };
         CommandChoiceDto: {
             /**
@@ -3145,6 +3145,139 @@ export interface operations {
             };
         };
     };
+    StatsController_botStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bot's shards and reach (cached for a few seconds) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotStatsDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StatsController_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShardReportDto"];
+            };
+        };
+        responses: {
+            /** @description A shard of the bot reports its state (API tokens of ROOT_USERS only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredShardDto"];
+                };
+            };
+            /** @description Error: BadRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: NoAuthToken or InvalidToken */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: ApiBanned or Restricted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: BadRequest (the body is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
+                     *       "code": "BadRequest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: RateLimited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Error: InternalError or InternalAuthError */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     GuildsController_list: {
         parameters: {
             query?: {
@@ -4032,139 +4165,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CaseDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: NoAuthToken or InvalidToken */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: ApiBanned or Restricted */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: BadRequest (the body is over the size limit) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Request body is too large (the limit is 100 KiB; 1 MiB for guild-state reports)",
-                     *       "code": "BadRequest"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError or InternalAuthError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    StatsController_botStats: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The bot's shards and reach (cached for a few seconds) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BotStatsDto"];
-                };
-            };
-            /** @description Error: BadRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: RateLimited */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-            /** @description Error: InternalError */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponseDto"];
-                };
-            };
-        };
-    };
-    StatsController_report: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                shard_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ShardReportDto"];
-            };
-        };
-        responses: {
-            /** @description A shard of the bot reports its state (API tokens of ROOT_USERS only) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StoredShardDto"];
                 };
             };
             /** @description Error: BadRequest */

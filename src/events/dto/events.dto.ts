@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { REVISION_OPERATIONS, type RevisionOperation } from 'src/settings/engine/settings.events';
-import { SHARD_STATUSES, type ShardStatus } from 'src/stats/shard-stats';
+import { SHARD_STATUSES, type ShardStatus } from 'src/bot-reports/shard-stats/shard-stats';
 
 /** `event: ready` / `event: reset`: where the stream stands (its `id` is this revision). */
 export class GuildStreamPositionDto {

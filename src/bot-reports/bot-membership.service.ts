@@ -11,7 +11,7 @@ import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { RedisBroadcasts, type Broadcast } from 'src/common/redis/redis-broadcast';
 import { Clock } from 'src/common/time/clock';
 import { AppConfig } from 'src/config/app-config';
-import { BotGuildsRepository, type ShardState } from 'src/bot-guilds/bot-guilds.repository';
+import { BotGuildsRepository, type ShardState } from 'src/bot-reports/bot-guilds.repository';
 import { PLATFORM_CACHE } from 'src/platform/platform-cache';
 import { PlatformService } from 'src/platform/platform.service';
 

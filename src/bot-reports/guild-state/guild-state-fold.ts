@@ -8,8 +8,8 @@ import {
   type GuildStateReport,
 } from 'clients/bot-reporter/src/guild-state';
 import { GuildStateCopy } from 'clients/bot-reporter/src/guild-state-copy';
-import type { GuildStateReportDto } from 'src/bot-guilds/dto/guild-state.dto';
-import type { HeldGuild } from 'src/bot-guilds/guild-state/guild-state.repository';
+import type { GuildStateReportDto } from 'src/bot-reports/guild-state/dto/guild-state.dto';
+import type { HeldGuild } from 'src/bot-reports/guild-state/guild-state.repository';
 
 // How a batch's reports fold onto the guilds the service holds (docs/guild-state.md): plain
 // functions, by the rules the bot's reporter shares (GuildStateCopy); the feed's service orders

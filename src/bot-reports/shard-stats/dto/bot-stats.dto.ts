@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { SHARD_STATUSES, type ShardStatus } from 'src/stats/shard-stats';
+import { SHARD_STATUSES, type ShardStatus } from 'src/bot-reports/shard-stats/shard-stats';
 
 export class ShardConnectionDto {
   /** `Unknown` when the shard has not reported for over 2 minutes. */

@@ -7,10 +7,13 @@ import { SharedCacheFactory } from 'src/common/cache/shared-cache.module';
 import { Clock } from 'src/common/time/clock';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import type { ShardReportDto, StoredShardDto } from 'src/stats/dto/shard-report.dto';
-import { summariseShards, type BotStats } from 'src/stats/shard-stats';
-import { ShardStatusEntity } from 'src/stats/shard-status.entity';
-import { ShardReportedEvent } from 'src/stats/stats.events';
+import type {
+  ShardReportDto,
+  StoredShardDto,
+} from 'src/bot-reports/shard-stats/dto/shard-report.dto';
+import { summariseShards, type BotStats } from 'src/bot-reports/shard-stats/shard-stats';
+import { ShardStatusEntity } from 'src/bot-reports/shard-stats/shard-status.entity';
+import { ShardReportedEvent } from 'src/bot-reports/shard-stats/stats.events';
 
 /** How long `GET /bot-stats` is served from the cache; a shard report clears it. */
 const STATS_TTL_MS = 5_000;

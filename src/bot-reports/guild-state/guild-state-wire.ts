@@ -17,13 +17,13 @@ import {
   MAX_OVERWRITES,
   NAME_MAX,
   STREAM_ID,
-} from 'src/bot-guilds/dto/guild-state.dto';
+} from 'src/bot-reports/guild-state/dto/guild-state.dto';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 import { SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
 
 /**
  * The guild-state feed's wire format as one compiled JSON Schema: the same constraints as the
- * DTOs' (`src/bot-guilds/dto/guild-state.dto.ts`), or stricter, checked in one pass over the
+ * DTOs' (`src/bot-reports/guild-state/dto/guild-state.dto.ts`), or stricter, checked in one pass over the
  * parsed body without a class instance per role, channel, overwrite and thread (which made half
  * of the ingest's CPU, docs/benchmarks.md). A body it refuses goes through the global validation
  * pipe, which names every problem as for any route, and which decides: what this schema refuses

@@ -1,4 +1,4 @@
-import { summariseShards, type ShardReport } from 'src/stats/shard-stats';
+import { summariseShards, type ShardReport } from 'src/bot-reports/shard-stats/shard-stats';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
 const report = (shardId: number, overrides: Partial<ShardReport> = {}): ShardReport => ({

@@ -13,7 +13,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { notASnowflake, SNOWFLAKE_PATTERN } from 'src/common/validation/snowflake';
-import { MAX_SHARD_ID } from 'src/stats/parse-shard-id.pipe';
+import { MAX_SHARD_ID } from 'src/bot-reports/parse-shard-id.pipe';
 
 /** Guild ids per snapshot part: with 20-digit ids, a part stays under the 100 KiB body limit. */
 export const MAX_SNAPSHOT_PART = 4_000;

@@ -1,6 +1,6 @@
 import { AppException } from 'src/common/errors/app.exception';
-import { GuildStateBatchDto } from 'src/bot-guilds/dto/guild-state.dto';
-import { guildStateBatch, wireAccepts } from 'src/bot-guilds/guild-state/guild-state-wire';
+import { GuildStateBatchDto } from 'src/bot-reports/guild-state/dto/guild-state.dto';
+import { guildStateBatch, wireAccepts } from 'src/bot-reports/guild-state/guild-state-wire';
 import { AppValidationPipe } from 'src/common/validation/app-validation.pipe';
 
 const GUILD = '1100000000000000100';

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { SHARD_STATUSES, type ShardStatus } from 'src/stats/shard-stats';
+import { SHARD_STATUSES, type ShardStatus } from 'src/bot-reports/shard-stats/shard-stats';
 
 const MAX_LATENCY_MS = 2_147_483_647;
 

@@ -9,16 +9,16 @@ import {
   notAhead,
   reportTime,
   shardOf,
-} from 'src/bot-guilds/report-time';
-import { BotGuildsRepository, type GuildReport } from 'src/bot-guilds/bot-guilds.repository';
-import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+} from 'src/bot-reports/report-time';
+import { BotGuildsRepository, type GuildReport } from 'src/bot-reports/bot-guilds.repository';
+import { BotMembershipService } from 'src/bot-reports/bot-membership.service';
 import type {
   FeedStatusDto,
   GuildEventsDto,
   GuildEventsReceiptDto,
   GuildSnapshotDto,
   SnapshotReceiptDto,
-} from 'src/bot-guilds/dto/bot-guilds.dto';
+} from 'src/bot-reports/dto/bot-guilds.dto';
 
 /**
  * A shard that has not reported for this long loses its snapshot and its guilds: 30 times the

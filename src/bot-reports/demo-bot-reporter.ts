@@ -6,8 +6,8 @@ import {
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { guildStateHash } from 'clients/bot-reporter/src/guild-state';
-import { BotGuildsFeedService } from 'src/bot-guilds/bot-guilds-feed.service';
-import { GuildStateFeedService } from 'src/bot-guilds/guild-state/guild-state-feed.service';
+import { BotGuildsFeedService } from 'src/bot-reports/bot-guilds-feed.service';
+import { GuildStateFeedService } from 'src/bot-reports/guild-state/guild-state-feed.service';
 import { Clock } from 'src/common/time/clock';
 import { AppConfig } from 'src/config/app-config';
 import type { BotMembershipChange, GuildStateChange } from 'src/platform/emulator/emulator.state';

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
-import { SHARD_STATUSES, type ShardStatus } from 'src/stats/shard-stats';
+import { SHARD_STATUSES, type ShardStatus } from 'src/bot-reports/shard-stats/shard-stats';
 
 /** bigint columns come back as strings from `pg`; every value stored here is a safe integer. */
 const safeInteger = {

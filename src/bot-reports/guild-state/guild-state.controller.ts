@@ -8,15 +8,15 @@ import {
   GuildStateFieldsDto,
   GuildStateReceiptDto,
   GuildStateStatusDto,
-} from 'src/bot-guilds/dto/guild-state.dto';
-import { GuildStateFeedService } from 'src/bot-guilds/guild-state/guild-state-feed.service';
-import { GuildStateService } from 'src/bot-guilds/guild-state/guild-state.service';
-import { GuildStateBatchBody } from 'src/bot-guilds/guild-state/guild-state-wire';
+} from 'src/bot-reports/guild-state/dto/guild-state.dto';
+import { GuildStateFeedService } from 'src/bot-reports/guild-state/guild-state-feed.service';
+import { GuildStateService } from 'src/bot-reports/guild-state/guild-state.service';
+import { GuildStateBatchBody } from 'src/bot-reports/guild-state/guild-state-wire';
 import { MAX_STATE_BATCH_BYTES } from 'clients/bot-reporter/src/guild-state';
 import { BodyLimit } from 'src/common/http/body-limit';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
+import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/bot-reports/parse-shard-id.pipe';
 
 /** The bot's guild-state feed: what it sees in its guilds (docs/guild-state.md). */
 @ApiTags('stats')

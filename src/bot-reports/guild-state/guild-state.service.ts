@@ -1,18 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { BotMembershipService, type FeedFollower } from 'src/bot-guilds/bot-membership.service';
-import type { ShardState } from 'src/bot-guilds/bot-guilds.repository';
+import { BotMembershipService, type FeedFollower } from 'src/bot-reports/bot-membership.service';
+import type { ShardState } from 'src/bot-reports/bot-guilds.repository';
 import {
   GUILD_STATE_BEHIND_REASONS,
   type GuildStateBehindReason,
   type GuildStateShardDto,
   type GuildStateStatusDto,
-} from 'src/bot-guilds/dto/guild-state.dto';
+} from 'src/bot-reports/guild-state/dto/guild-state.dto';
 import {
   GuildStateRepository,
   type GuildStateMeta,
-} from 'src/bot-guilds/guild-state/guild-state.repository';
-import { platformShapes, type FedGuild } from 'src/bot-guilds/guild-state/platform-shapes';
+} from 'src/bot-reports/guild-state/guild-state.repository';
+import { platformShapes, type FedGuild } from 'src/bot-reports/guild-state/platform-shapes';
 import { SingleFlight } from 'src/common/async/single-flight';
 import { Clock } from 'src/common/time/clock';
 import { AppConfig } from 'src/config/app-config';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { GuildStateWrites } from 'src/bot-guilds/guild-state/guild-state.repository';
+import { GuildStateWrites } from 'src/bot-reports/guild-state/guild-state.repository';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 

@@ -2,17 +2,17 @@ import { Body, Controller, Get, Param, Post, Put, HttpCode, HttpStatus } from '@
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RootUsersOnly } from 'src/auth/root-user.guard';
 import { RateLimit } from 'src/common/rate-limit/rate-limit.decorator';
-import { BotGuildsFeedService } from 'src/bot-guilds/bot-guilds-feed.service';
+import { BotGuildsFeedService } from 'src/bot-reports/bot-guilds-feed.service';
 import {
   FeedStatusDto,
   GuildEventsDto,
   GuildEventsReceiptDto,
   GuildSnapshotDto,
   SnapshotReceiptDto,
-} from 'src/bot-guilds/dto/bot-guilds.dto';
+} from 'src/bot-reports/dto/bot-guilds.dto';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
+import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/bot-reports/parse-shard-id.pipe';
 
 const SHARD_PARAM = {
   name: 'shard_id',

@@ -6,19 +6,19 @@ import {
   heldGroups,
   prepareWhole,
   type Prepared,
-} from 'src/bot-guilds/guild-state/guild-state-fold';
+} from 'src/bot-reports/guild-state/guild-state-fold';
 import {
   BotGuildsRepository,
   type FeedTransaction,
   type GuildReport,
-} from 'src/bot-guilds/bot-guilds.repository';
-import { BotMembershipService } from 'src/bot-guilds/bot-membership.service';
+} from 'src/bot-reports/bot-guilds.repository';
+import { BotMembershipService } from 'src/bot-reports/bot-membership.service';
 import type {
   GuildStateBatchDto,
   GuildStateDto,
   GuildStateReceiptDto,
   GuildStateReportDto,
-} from 'src/bot-guilds/dto/guild-state.dto';
+} from 'src/bot-reports/guild-state/dto/guild-state.dto';
 import {
   GuildStateRepository,
   type AdoptedRow,
@@ -27,8 +27,8 @@ import {
   type HeldGuild,
   type ReplacedStream,
   type ShardStream,
-} from 'src/bot-guilds/guild-state/guild-state.repository';
-import { invalidReport, notAhead, reportTime, shardOf } from 'src/bot-guilds/report-time';
+} from 'src/bot-reports/guild-state/guild-state.repository';
+import { invalidReport, notAhead, reportTime, shardOf } from 'src/bot-reports/report-time';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { Metrics } from 'src/common/metrics/metrics';

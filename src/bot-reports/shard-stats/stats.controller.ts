@@ -4,10 +4,13 @@ import { RootUsersOnly } from 'src/auth/root-user.guard';
 import { ApiErrorResponses } from 'src/common/decorators/api-error-responses.decorator';
 import { Public } from 'src/common/decorators/public.decorator';
 import { ErrorCode } from 'src/common/errors/error-code';
-import { BotStatsDto, ShardConnectionDto } from 'src/stats/dto/bot-stats.dto';
-import { ShardReportDto, type StoredShardDto } from 'src/stats/dto/shard-report.dto';
-import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/stats/parse-shard-id.pipe';
-import { StatsService } from 'src/stats/stats.service';
+import { BotStatsDto, ShardConnectionDto } from 'src/bot-reports/shard-stats/dto/bot-stats.dto';
+import {
+  ShardReportDto,
+  type StoredShardDto,
+} from 'src/bot-reports/shard-stats/dto/shard-report.dto';
+import { MAX_SHARD_ID, ParseShardIdPipe } from 'src/bot-reports/parse-shard-id.pipe';
+import { StatsService } from 'src/bot-reports/shard-stats/stats.service';
 
 @ApiTags('stats')
 @ApiExtraModels(ShardConnectionDto)

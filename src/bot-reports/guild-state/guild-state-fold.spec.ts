@@ -4,8 +4,8 @@ import {
   GUILDS_AT_ONCE,
   heldGroups,
   HELD_BYTES_AT_ONCE,
-} from 'src/bot-guilds/guild-state/guild-state-fold';
-import { notAhead } from 'src/bot-guilds/report-time';
+} from 'src/bot-reports/guild-state/guild-state-fold';
+import { notAhead } from 'src/bot-reports/report-time';
 
 const MiB = 1_048_576;
 const ids = (count: number): string[] => Array.from({ length: count }, (_, i) => `g${i}`);
