@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
+import { UNCONFIRMED_COMMIT_MESSAGE } from 'src/common/errors/outage';
 import { DEFAULT_REDIRECT_URI } from 'src/config/app-config';
 import { DEMO_IDS, DEMO_SEED } from 'src/platform/emulator/demo.seed';
 import { PlatformEmulator } from 'src/platform/emulator/platform-emulator';
@@ -96,6 +97,7 @@ interface Options {
   write: boolean;
 }
 
+/** `none`: no answer, or one saying the change may have been applied (an unconfirmed COMMIT). */
 type Outcome = 'ok' | 'refused' | 'none';
 
 interface Op {
@@ -160,7 +162,12 @@ class Fleet {
         instance,
         start,
         end: Date.now(),
-        outcome: res.ok ? 'ok' : 'refused',
+        // A change whose COMMIT went unanswered may have been applied: as good as no answer.
+        outcome: res.ok
+          ? 'ok'
+          : (parsed as { message?: unknown } | undefined)?.message === UNCONFIRMED_COMMIT_MESSAGE
+            ? 'none'
+            : 'refused',
         status: res.status,
         body: parsed,
         retryAfter: res.headers.get('retry-after'),

@@ -1,5 +1,5 @@
-import type { Client } from 'pg';
-import { DependencyUnavailableError } from 'src/common/errors/outage';
+import { Client } from 'pg';
+import { DependencyUnavailableError, UnconfirmedCommitError } from 'src/common/errors/outage';
 import {
   CONNECTION_TIMEOUT_MS,
   DatabaseGuard,
@@ -131,5 +131,57 @@ describe('DatabaseGuard', () => {
     );
     await jest.advanceTimersByTimeAsync(CONNECTION_TIMEOUT_MS * 5);
     await expect(done).resolves.toBe('served');
+  });
+
+  describe("a statement's answer lost to an outage", () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    /** A client of the guard's class whose statements fail as `error` on the wire. */
+    function clientFailingWith(guard: DatabaseGuard, error: Error): Client {
+      // pg's query has callback overloads; the guard's client uses its promise form here.
+      jest.spyOn(Client.prototype, 'query').mockRejectedValue(error as never);
+      const Bounded = guard.clientClass();
+      return new Bounded();
+    }
+
+    it.each(['COMMIT', 'commit;', { text: ' COMMIT ' }])(
+      'a COMMIT (%j) may have been applied: it fails saying so',
+      async (statement) => {
+        const guard = new DatabaseGuard();
+        const client = clientFailingWith(guard, new Error('Connection terminated unexpectedly'));
+        const failure = await (client.query(statement as string) as Promise<unknown>).catch(
+          (error: unknown) => error,
+        );
+        expect(failure).toBeInstanceOf(UnconfirmedCommitError);
+        expect(failure).toMatchObject({
+          code: 'InternalError',
+          message:
+            'The database did not confirm the change, which may have been applied; read it before trying again',
+          headers: { 'Retry-After': 5 },
+        });
+        // The outage is seen all the same.
+        expect(guard.down).toBe(true);
+        guard.stop();
+      },
+    );
+
+    it.each(['UPDATE auditlog_sinks SET enabled = true', 'ROLLBACK', 'SELECT 1 -- commit'])(
+      'any other statement (%s) fails with the driver error: nothing was committed',
+      async (statement) => {
+        const guard = new DatabaseGuard();
+        const lost = new Error('Connection terminated unexpectedly');
+        const client = clientFailingWith(guard, lost);
+        await expect(client.query(statement)).rejects.toBe(lost);
+        guard.stop();
+      },
+    );
+
+    it('a COMMIT the server refused (not an outage) fails with its own error', async () => {
+      const guard = new DatabaseGuard();
+      const refused = Object.assign(new Error('could not serialize access'), { code: '40001' });
+      const client = clientFailingWith(guard, refused);
+      await expect(client.query('COMMIT')).rejects.toBe(refused);
+      expect(guard.down).toBe(false);
+    });
   });
 });

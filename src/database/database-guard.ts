@@ -1,6 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client, type QueryConfig } from 'pg';
-import { DependencyUnavailableError, isDatabaseOutage } from 'src/common/errors/outage';
+import {
+  DependencyUnavailableError,
+  isDatabaseOutage,
+  UnconfirmedCommitError,
+} from 'src/common/errors/outage';
 
 /** The server ends a statement that runs longer (`statement_timeout`, docs/request-costs.md). */
 export const STATEMENT_TIMEOUT_MS = 10_000;
@@ -126,6 +130,7 @@ export class DatabaseGuard {
     const budget = currentBudget();
     const allowed = allowedWait(STATEMENT_TIMEOUT_MS + CLIENT_GRACE_MS, budget);
     const started = performance.now();
+    const commit = isCommit(config);
     const settle = (error: unknown): void => {
       if (budget) budget.spentMs += performance.now() - started;
       if (error === undefined) {
@@ -156,10 +161,15 @@ export class DatabaseGuard {
       typeof config === 'string'
         ? { text: config, query_timeout: allowed }
         : { ...(config as QueryConfig), query_timeout: allowed };
+    // A COMMIT sent and not answered may have been applied: its failure says so (UnconfirmedCommitError).
+    const unconfirmed = (error: unknown): unknown =>
+      commit && isDatabaseOutage(error)
+        ? new UnconfirmedCommitError(String((error as Error).message))
+        : error;
     if (done) {
       const wrapped: Callback = (error, result) => {
         settle(error ?? undefined);
-        done(error, result);
+        done(error && (unconfirmed(error) as Error), result);
       };
       return run(typeof values === 'function' ? [bounded, wrapped] : [bounded, values, wrapped]);
     }
@@ -170,7 +180,7 @@ export class DatabaseGuard {
       },
       (error: unknown) => {
         settle(error);
-        throw error;
+        throw unconfirmed(error);
       },
     );
   }
@@ -225,6 +235,12 @@ export class DatabaseGuard {
       `the request waited ${REQUEST_DATABASE_BUDGET_MS / 1000} s on the database in all`,
     );
   }
+}
+
+/** Whether a statement is a transaction's COMMIT (TypeORM sends it as plain text). */
+function isCommit(config: unknown): boolean {
+  const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+  return typeof text === 'string' && /^\s*commit\s*;?\s*$/i.test(text);
 }
 
 /** `pending`'s connection, or `timedOut()` after `ms`; a connection that comes later is returned. */

@@ -22,6 +22,12 @@ interface Timed {
  * bounds (docs/operations.md, "Faults"): a request waits on the database 10 s in all, and once the
  * database is known not to answer, the requests that need it are answered at once, naming it.
  */
+/**
+ * An answer given without waiting on the database: a quarter of a request's database budget, well
+ * apart from a wait that met the stall (the budget itself), with room for a busy machine.
+ */
+const AT_ONCE_MS = REQUEST_DATABASE_BUDGET_MS / 4;
+
 describe('faults: the database stalls', () => {
   let server: AppWithCuttableDatabase;
   let t: TestApp;
@@ -79,8 +85,8 @@ describe('faults: the database stalls', () => {
     // POST /sessions waits on the database more than once: it is answered within one budget.
     const first = await send(createToken());
     expect(first).toEqual(databaseDown('InternalError'));
-    // The documented bound, with room for a busy machine.
-    expect(first.ms).toBeLessThan(REQUEST_DATABASE_BUDGET_MS + 2_500);
+    // Within the documented bound (room for a busy machine), not held until a driver's timeout.
+    expect(first.ms).toBeLessThan(REQUEST_DATABASE_BUDGET_MS + 5_000);
 
     // Now the database is known not to answer: at once.
     for (const [request, code] of [
@@ -90,11 +96,12 @@ describe('faults: the database stalls', () => {
     ] as const) {
       const answer = await send(request);
       expect(answer).toEqual(databaseDown(code));
-      expect(answer.ms).toBeLessThan(1_000);
+      // Without waiting on the database: far within one wait's bound.
+      expect(answer.ms).toBeLessThan(AT_ONCE_MS);
     }
     const readiness = await send({ method: 'GET', path: '/readyz' });
     expect(readiness.status).toBe(503);
-    expect(readiness.ms).toBeLessThan(2_500);
+    expect(readiness.ms).toBeLessThan(AT_ONCE_MS);
 
     server.proxy.resume();
     const after = await eventually(
@@ -105,5 +112,39 @@ describe('faults: the database stalls', () => {
     expect(after.status).toBe(200);
     // The refused creations left nothing behind.
     expect(after.body).toEqual(before.body);
+  });
+
+  it('answers a change whose COMMIT went unanswered as possibly applied, and it was', async () => {
+    await eventually(
+      () => send(get('/sessions', login)),
+      (answer) => answer.status === 200,
+      10_000,
+    );
+    // The server receives the COMMIT and commits; its answer is lost on the way back.
+    server.proxy.stallAfterClientSends('COMMIT');
+    const create = await send({
+      ...createToken(),
+      body: JSON.stringify({ name: 'unconfirmed', type: 'api', expiry: 3600 }),
+    });
+    server.proxy.resume();
+    expect(create).toEqual({
+      status: 500,
+      body: {
+        code: 'InternalError',
+        message:
+          'The database did not confirm the change, which may have been applied; read it before trying again',
+        error_id: expect.any(String),
+      },
+      retryAfter: '5',
+      ms: expect.any(Number),
+    });
+    // Read before trying again: the change is there.
+    const after = await eventually(
+      () => send(get('/sessions', login)),
+      (answer) => answer.status === 200,
+      10_000,
+    );
+    const names = (after.body as { sessions: { name: string }[] }).sessions.map((s) => s.name);
+    expect(names).toContain('unconfirmed');
   });
 });

@@ -14,6 +14,8 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private down = false;
   private stalled = false;
+  /** See stallAfterClientSends. */
+  private stallAfter: Buffer | null = null;
   /** Writes held while stalled, in the order they arrived. */
   private held: (() => void)[] = [];
   private readonly server = createServer((client) => this.forward(client));
@@ -49,8 +51,17 @@ export class TcpProxy {
     this.stalled = true;
   }
 
+  /**
+   * Forwards on until a client sends `text` (a statement, say), forwards that too, then stalls:
+   * the server gets the statement, and its answer is held (an answer lost on the way back).
+   */
+  stallAfterClientSends(text: string): void {
+    this.stallAfter = Buffer.from(text);
+  }
+
   resume(): void {
     this.stalled = false;
+    this.stallAfter = null;
     const held = this.held;
     this.held = [];
     for (const write of held) write();
@@ -69,16 +80,22 @@ export class TcpProxy {
     const upstream = connect(this.target as NetConnectOpts);
     this.track(client);
     this.track(upstream);
-    this.relay(client, upstream);
-    this.relay(upstream, client);
+    this.relay(client, upstream, true);
+    this.relay(upstream, client, false);
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   }
 
-  private relay(from: Socket, to: Socket): void {
-    from.on('data', (chunk: Buffer) => this.send(() => to.write(chunk)));
+  private relay(from: Socket, to: Socket, fromClient: boolean): void {
+    from.on('data', (chunk: Buffer) => {
+      this.send(() => to.write(chunk));
+      if (fromClient && this.stallAfter && chunk.includes(this.stallAfter)) {
+        this.stallAfter = null;
+        this.stall();
+      }
+    });
     from.on('end', () => this.send(() => to.end()));
   }
 

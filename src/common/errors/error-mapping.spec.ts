@@ -11,6 +11,7 @@ import {
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
+import { UnconfirmedCommitError } from 'src/common/errors/outage';
 import { AppException } from 'src/common/errors/app.exception';
 import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
 import { renderError } from 'src/common/errors/error-mapping';
@@ -203,6 +204,29 @@ describe('renderError', () => {
         headers: { 'Retry-After': 5 },
       });
     });
+
+    it.each([
+      ['as thrown', new UnconfirmedCommitError('Query read timeout')],
+      [
+        'wrapped by TypeORM',
+        new QueryFailedError('COMMIT', [], new UnconfirmedCommitError('Query read timeout')),
+      ],
+    ])(
+      'a COMMIT left unanswered (%s): 500 saying the change may have been applied',
+      (_n, error) => {
+        expect(renderError(error, ID)).toEqual({
+          status: 500,
+          body: {
+            message:
+              'The database did not confirm the change, which may have been applied; read it before trying again',
+            code: 'InternalError',
+            error_id: ID,
+          },
+          unexpected: true,
+          headers: { 'Retry-After': 5 },
+        });
+      },
+    );
 
     it.each([
       ['its own statement timeout (57014)', inQuery(driverError('canceling statement', '57014'))],

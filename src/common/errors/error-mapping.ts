@@ -3,7 +3,12 @@ import { AppException } from 'src/common/errors/app.exception';
 import { constraintViolationOf } from 'src/common/errors/database-errors';
 import { ERROR_STATUS, ErrorCode } from 'src/common/errors/error-code';
 import type { ErrorDetailDto } from 'src/common/errors/error-response.dto';
-import { isDatabaseOutage, outageMessage, OUTAGE_RETRY_AFTER_S } from 'src/common/errors/outage';
+import {
+  dependencyErrorIn,
+  isDatabaseOutage,
+  outageMessage,
+  OUTAGE_RETRY_AFTER_S,
+} from 'src/common/errors/outage';
 
 export interface ErrorBody {
   message: string;
@@ -45,6 +50,10 @@ export function renderError(exception: unknown, errorId: string): RenderedError 
   if (exception instanceof HttpException) {
     return fromHttpException(exception, errorId);
   }
+  // An outage answer of the service's own (a spent budget, an unconfirmed commit), which TypeORM
+  // may have wrapped: it says what happened, not only that the database is down.
+  const dependency = dependencyErrorIn(exception);
+  if (dependency) return fromAppException(dependency, errorId);
   if (isDatabaseOutage(exception)) {
     // The driver's own words stay in the log; the client learns what is down and when to retry.
     return {

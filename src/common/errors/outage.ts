@@ -43,6 +43,37 @@ export class DependencyUnavailableError extends AppException {
   }
 }
 
+export const UNCONFIRMED_COMMIT_MESSAGE =
+  'The database did not confirm the change, which may have been applied; read it before trying again';
+
+/**
+ * The database did not answer a transaction's COMMIT within its bound: the change may have been
+ * committed (the server can have committed it and only its answer been lost), so unlike any other
+ * outage answer this one does not say the change was refused. A 500 `InternalError` with
+ * `Retry-After`, whose message tells the caller to read before trying again (docs/errors.md,
+ * "Outages").
+ */
+export class UnconfirmedCommitError extends DependencyUnavailableError {
+  constructor(detail: string) {
+    super('database', detail);
+    this.name = 'UnconfirmedCommitError';
+    this.message = UNCONFIRMED_COMMIT_MESSAGE;
+  }
+}
+
+/**
+ * The `DependencyUnavailableError` in `error` (itself, or the driver error or cause TypeORM and pg
+ * wrap it in), if any: it carries its own message and headers.
+ */
+export function dependencyErrorIn(error: unknown): DependencyUnavailableError | undefined {
+  for (let current = error, depth = 0; current && depth < 4; depth++) {
+    if (current instanceof DependencyUnavailableError) return current;
+    const { driverError, cause } = current as { driverError?: unknown; cause?: unknown };
+    current = driverError ?? cause;
+  }
+  return undefined;
+}
+
 export function outageMessage(
   dependency: Dependency,
   code: ErrorCode.InternalError | ErrorCode.InternalAuthError = ErrorCode.InternalError,
