@@ -63,20 +63,15 @@ const PUBLIC_API = {
     'platform-permissions',
     'role-hierarchy',
   ],
-  permissions: [
-    'permissions.module',
-    'require-permission.decorator',
-    'permissions.service',
-    'permission-string',
-    'edit-checks',
-    'guild-role.entity',
-    'guild-member.entity',
-  ],
-  // The settings engine's declaration kit: what a module needs to declare a setting of its own;
-  // and the per-setting request schemas it adds to the OpenAPI document.
+  // A guild route's permission, and `PermissionsService.may` for any module that asks.
+  permissions: ['permissions.module', 'require-permission.decorator', 'permissions.service'],
+  // The settings engine's declaration kit: what a module needs to declare a setting of its own,
+  // and what the engine needs of the permission model (`SettingsPermissions`, which permissions/
+  // provides); and the per-setting request schemas it adds to the OpenAPI document.
   settings: [
     'settings.module',
     'schema/settings-definition',
+    'schema/settings-permissions',
     'schema/guild-checks',
     'schema/columns',
     'settings-openapi',

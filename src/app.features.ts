@@ -10,6 +10,7 @@ import { GuildsModule } from 'src/guilds/guilds.module';
 import { HealthModule } from 'src/health/health.module';
 import { MetricsModule } from 'src/metrics/metrics.module';
 import { ModerationModule } from 'src/moderation/moderation.module';
+import { PermissionsModule } from 'src/permissions/permissions.module';
 import { SessionsModule } from 'src/sessions/sessions.module';
 import { SettingsModule } from 'src/settings/settings.module';
 import { UsersModule } from 'src/users/users.module';
@@ -27,6 +28,7 @@ export const FEATURE_MODULES: readonly Type[] = [
   SessionsModule,
   BotReportsModule,
   GuildsModule,
+  PermissionsModule,
   SettingsModule,
   ModerationModule,
   CasesModule,

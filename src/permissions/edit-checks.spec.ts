@@ -4,9 +4,8 @@ import {
   memberPermissions,
   verifyMemberOverrideChange,
   verifyRoleEntryChange,
-  type PermissionGuild,
-  type PermissionMember,
 } from 'src/permissions/edit-checks';
+import type { PermissionGuild, PermissionMember } from 'src/settings/schema/settings-permissions';
 
 /** The cases where this service deliberately differs from the original (kittycat-rules.md preface). */
 const guild: PermissionGuild = {

@@ -8,6 +8,7 @@ import {
   type Position,
   resolvePermissions,
 } from 'src/permissions/permission-string';
+import type { PermissionGuild, PermissionMember } from 'src/settings/schema/settings-permissions';
 
 /**
  * Who may edit role entries (`guildroles`) and member overrides (`guildmembers`): the checks of
@@ -15,32 +16,6 @@ import {
  * hierarchy and the current-index rule to every moved entry; Create of member overrides checks the
  * overrides it replaces; equal role positions are ordered by snowflake as a number).
  */
-
-export interface RoleEntry {
-  index: number;
-  perms: readonly string[];
-}
-
-export interface PermissionGuild {
-  ownerId: string;
-  /** The guild's Discord roles. */
-  roles: readonly { id: string; position: number }[];
-  /** The stored `guildroles` entries by role id. */
-  entries: ReadonlyMap<string, RoleEntry>;
-}
-
-export interface PermissionMember {
-  userId: string;
-  /** The member's Discord role ids, in the member's order. */
-  roles: readonly string[];
-  /** The member's stored `guildmembers` overrides. */
-  overrides: readonly string[];
-  /**
-   * When the member acts through a scoped API token: the permission strings it is limited to,
-   * intersected with the member's own. Absent otherwise.
-   */
-  scope?: readonly string[];
-}
 
 /** Why an edit is refused (kittycat-rules.md §10): a reason, and what it is about. */
 export type EditDenial =

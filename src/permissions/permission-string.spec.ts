@@ -3,18 +3,15 @@ import {
   describeEditCheck,
   verifyMemberOverrideChange,
   verifyRoleEntryChange,
-  type PermissionGuild,
-  type PermissionMember,
   type RoleEdit,
 } from 'src/permissions/edit-checks';
+import type { PermissionGuild, PermissionMember } from 'src/settings/schema/settings-permissions';
 import {
-  canonical,
   canonicalList,
   checkPatchChanges,
   describePatchCheck,
   hasPerm,
   intersectPermissions,
-  parsePermission,
   resolvePermissions,
   type Position,
 } from 'src/permissions/permission-string';
@@ -26,62 +23,6 @@ interface Case<I, E> {
   expected: E;
 }
 const table = <I, E>(cases: Case<I, E>[]): [string, Case<I, E>][] => cases.map((c) => [c.id, c]);
-
-describe('permission strings: parse', () => {
-  it.each(table(vectors.parse as Case<{ string: string }, Record<string, unknown>>[]))(
-    '%s',
-    (_id, { input, expected }) => {
-      const parsed = parsePermission(input.string);
-      expect({ ...parsed, canonical: canonical(parsed) }).toEqual(expected);
-    },
-  );
-});
-
-/** The former implementation (a regex tried at every start), kept here only as an oracle. */
-function parseByRegexAtEveryStart(text: string): ReturnType<typeof parsePermission> {
-  const negator = text.startsWith('~');
-  const rest = negator ? text.slice(1) : text;
-  for (let start = 0; start < rest.length; start++) {
-    if (rest[start] === '.') continue;
-    const match = /([^.]+)\.(.+)$/s.exec(rest.slice(start));
-    if (match && match.index === 0) return { namespace: match[1], perm: match[2], negator };
-  }
-  return { namespace: 'global', perm: rest, negator };
-}
-
-describe('permission strings: parse on any input', () => {
-  const alphabet = fc.constantFrom('a', 'b', '.', '~', '*', '@', ' ', '\n');
-
-  it('agrees with the regex oracle on random strings', () => {
-    fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 40 }), (chars) => {
-        const text = chars.join('');
-        expect(parsePermission(text)).toEqual(parseByRegexAtEveryStart(text));
-      }),
-      { numRuns: 5000 },
-    );
-  });
-
-  it('agrees with the regex oracle on long strings with at most one dot near the end', () => {
-    fc.assert(
-      fc.property(
-        fc.string({ unit: fc.constantFrom('a', '~', '*', '@', ' '), maxLength: 400 }),
-        fc.constantFrom('', '.', '.x', 'x.', '..', '.x.y'),
-        (body, tail) => {
-          expect(parsePermission(body + tail)).toEqual(parseByRegexAtEveryStart(body + tail));
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
-
-  // The former implementation took cubic time here (it never finished on this input).
-  it('parses a 100,000-character string without a dot', () => {
-    const long = 'a'.repeat(100_000);
-    expect(parsePermission(long)).toEqual({ namespace: 'global', perm: long, negator: false });
-    expect(parsePermission(`~${long}.b`)).toEqual({ namespace: long, perm: 'b', negator: true });
-  });
-});
 
 describe('permission strings: has_perm', () => {
   it.each(table(vectors.has_perm as Case<{ perms: string[]; perm: string }, boolean>[]))(

@@ -1,42 +1,15 @@
 /**
  * The bot's permission strings (kittycat-rules.md §1–4): `namespace.perm`, `~` to negate, `*` for
  * every perm of a namespace, `global` for every namespace, `@clear` to reset while resolving. Pure
- * functions; permissions are compared by their canonical form everywhere.
+ * functions; permissions are compared by their canonical form everywhere. The grammar of one string
+ * (parse, canonical form) is in `src/common/permissions/permission-grammar.ts`.
  */
 
-export interface Permission {
-  namespace: string;
-  perm: string;
-  negator: boolean;
-}
-
-export function parsePermission(text: string): Permission {
-  const negator = text.startsWith('~');
-  const rest = negator ? text.slice(1) : text;
-  const match = firstNamespaced(rest);
-  return match
-    ? { namespace: match.namespace, perm: match.perm, negator }
-    : { namespace: 'global', perm: rest, negator };
-}
-
-/**
- * Luau's `string.match(s, "([^%.]+)%.(.+)")`, in one pass. The leftmost candidate start is the
- * first non-dot; `[^%.]+` cannot cross a dot, so the only dot it can be followed by is the first
- * dot after that start, and it matches iff a character follows that dot. If it fails, every later
- * start fails too (it reaches the same dot, or starts past the last one).
- */
-function firstNamespaced(text: string): { namespace: string; perm: string } | null {
-  let start = 0;
-  while (start < text.length && text[start] === '.') start++;
-  if (start === text.length) return null;
-  const dot = text.indexOf('.', start);
-  if (dot === -1 || dot === text.length - 1) return null;
-  return { namespace: text.slice(start, dot), perm: text.slice(dot + 1) };
-}
-
-export function canonical(permission: Permission): string {
-  return `${permission.negator ? '~' : ''}${permission.namespace}.${permission.perm}`;
-}
+import {
+  canonical,
+  parsePermission,
+  type Permission,
+} from 'src/common/permissions/permission-grammar';
 
 /** The canonical form of a permission string (`test` → `global.test`). */
 export function canonicalize(text: string): string {

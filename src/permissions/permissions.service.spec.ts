@@ -1,4 +1,4 @@
-import type { PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
+import type { PermissionGuild, PermissionMember } from 'src/settings/schema/settings-permissions';
 import { hasPerm } from 'src/permissions/permission-string';
 import { PermissionsService } from 'src/permissions/permissions.service';
 

@@ -1,77 +1,40 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import type { Repository } from 'typeorm';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import { type GuildContext } from 'src/guilds/guild-context';
-import {
-  memberPermissions,
-  type PermissionGuild,
-  type PermissionMember,
-} from 'src/permissions/edit-checks';
+import { memberPermissions } from 'src/permissions/edit-checks';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
 import { hasPerm } from 'src/permissions/permission-string';
-
-/**
- * Where permission data is read through: a cache (the settings engine passes its per-guild cache,
- * whose version moves with every settings write).
- */
-export interface PermissionReads {
-  get<T>(key: string, loader: () => Promise<T>): Promise<T>;
-}
+import type {
+  ChangeRows,
+  PermissionCaller,
+  PermissionGuild,
+  PermissionMember,
+  PermissionReads,
+  PermissionTest,
+  ResolvedCaller,
+  SettingsPermissions,
+} from 'src/settings/schema/settings-permissions';
 
 const ROLE_ENTRIES_KEY = 'role-entries';
 
-/**
- * The stored rows as one settings change sees them, its own writes applied (the settings
- * engine's `ChangeState`): permission data read through it holds when the change is stored.
- */
-export interface ChangeRows {
-  all<T extends ObjectLiteral>(entity: EntityTarget<T>): Promise<T[]>;
-  row(
-    entity: EntityTarget<ObjectLiteral>,
-    key: Record<string, unknown>,
-  ): Promise<ObjectLiteral | null>;
-  /** How many writes the change has made to `entity`. */
-  changesIn(entity: EntityTarget<ObjectLiteral>): number;
-}
 const memberKey = (userId: string): string => `member:${userId}`;
 
 /** Reads straight from the database. */
 const UNCACHED: PermissionReads = { get: (_key, loader) => loader() };
 
-/** Who asks: a user, and the permission strings of the API token they use, if it has a scope. */
-export interface PermissionCaller {
-  userId: string;
-  scope?: readonly string[];
-}
-
-/** A caller's permission data in a guild, as `may` resolves it. */
-export interface ResolvedCaller {
-  context: GuildContext;
-  guild: PermissionGuild;
-  /** The caller as a member (none of a non-member's stored overrides), with a token's scope. */
-  author: PermissionMember;
-  /** A non-member holds no permission strings, whatever is stored for them. */
-  isMember: boolean;
-}
-
-/** What a caller may do in a guild: a test of one permission string, and a refusal. */
-export interface PermissionTest {
-  (permission: string): boolean;
-  /** Throws 403 `Restricted` saying what is missing, unless the caller holds `permission`. */
-  require(permission: string): void;
-}
-
 /**
  * The bot's permission strings in a guild: the `guildroles` entries of the guild's Discord roles
  * and each member's `guildmembers` overrides. `may` answers any module's question ("may this caller
- * do `lockdown.create` here?"); the lower-level methods serve the settings engine's edit checks.
+ * do `lockdown.create` here?"); the lower-level methods serve the settings engine, which asks for
+ * them as `SettingsPermissions` (the declaration kit's contract), and its edit checks.
  */
 @Injectable()
-export class PermissionsService {
+export class PermissionsService implements SettingsPermissions {
   constructor(
     private readonly guilds: GuildAccessService,
     @InjectRepository(GuildRoleEntity) private readonly roles: Repository<GuildRoleEntity>,

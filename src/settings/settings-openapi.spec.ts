@@ -1,6 +1,6 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { GuildRolesSetting } from 'src/permissions/guildroles.setting';
 import { ProtectionSetting } from 'src/moderation/protection.setting';
 import { SettingsHistorySetting } from 'src/settings/revisions/settings-history.setting';
 import type { SettingProvider } from 'src/settings/schema/settings-definition';

@@ -1,9 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { GuildsModule } from 'src/guilds/guilds.module';
-import { PermissionsModule } from 'src/permissions/permissions.module';
-import { GuildMembersSetting } from 'src/settings/permission-settings/guildmembers.setting';
-import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
 import { SettingsHistorySetting } from 'src/settings/revisions/settings-history.setting';
 import { SettingsCache } from 'src/settings/engine/settings-cache';
 import { SettingsCallers } from 'src/settings/engine/settings-callers';
@@ -23,10 +20,11 @@ import { Feature } from 'src/common/feature/feature.decorator';
 
 /**
  * The settings engine. Modules declare their settings with `@DeclareSetting()` providers (the
- * moderation settings in `src/moderation/`, the audit-log sinks in `src/audit-log/`, …); the
- * registry finds them at boot. The engine declares two of its own: the trail of its revisions
- * (`settings_history`) and the permission settings it checks every operation against
- * (`guildroles`, `guildmembers`, in `permission-settings/`).
+ * permission settings in `src/permissions/`, the moderation settings in `src/moderation/`, the
+ * audit-log sinks in `src/audit-log/`, …); the registry finds them at boot. The engine declares one
+ * of its own: the trail of its revisions (`settings_history`). It checks every operation against
+ * the permission model through `SettingsPermissions` (`schema/settings-permissions.ts`), which the
+ * module owning that model provides to every module (`PermissionsModule`).
  */
 @Feature({
   tags: {
@@ -37,7 +35,7 @@ import { Feature } from 'src/common/feature/feature.decorator';
     import('./settings.cli').then((m) => [m.ExportSettingsCommand, m.ImportSettingsCommand]),
 })
 @Module({
-  imports: [DiscoveryModule, GuildsModule, PermissionsModule],
+  imports: [DiscoveryModule, GuildsModule],
   controllers: [SettingsController, SettingsRevisionsController, SettingsTransferController],
   providers: [
     SettingsRegistry,
@@ -51,8 +49,6 @@ import { Feature } from 'src/common/feature/feature.decorator';
     RevisionFeed,
     SettingsRollbackService,
     SettingsTransferService,
-    GuildRolesSetting,
-    GuildMembersSetting,
     SettingsHistorySetting,
   ],
   exports: [SettingsTransferService, RevisionFeed],

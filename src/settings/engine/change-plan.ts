@@ -1,12 +1,11 @@
 import type { ObjectLiteral } from 'typeorm';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
-import type { PermissionMember } from 'src/permissions/edit-checks';
+import type { PermissionMember } from 'src/settings/schema/settings-permissions';
 import type { ChangeState } from 'src/settings/engine/change-state';
 import type { Caller } from 'src/settings/engine/settings-callers';
 import type { CheckedRequest } from 'src/settings/engine/settings-checks';
 import type { SettingsAuthor } from 'src/settings/engine/settings-author';
-import { denialMessage } from 'src/settings/engine/settings-denials';
 import {
   autoFilled,
   describeKey,
@@ -139,7 +138,7 @@ export async function planWrite(
       author: caller.author,
       memberOf,
     });
-    if (!check.allowed) throw new AppException(ErrorCode.Restricted, denialMessage(check.denial));
+    if (!check.allowed) throw new AppException(ErrorCode.Restricted, check.message);
   }
   const userId = caller.author.userId;
   const versioned = state.versionColumnOf(setting.entity) === VERSION_COLUMN;

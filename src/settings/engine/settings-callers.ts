@@ -8,20 +8,20 @@ import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { Clock } from 'src/common/time/clock';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
 import type { GuildContext, MemberAccess } from 'src/guilds/guild-context';
-import type { PermissionMember } from 'src/permissions/edit-checks';
-import {
-  PermissionsService,
-  type ChangeRows,
-  type PermissionTest,
-  type ResolvedCaller,
-} from 'src/permissions/permissions.service';
 import type { SettingsAuthor } from 'src/settings/engine/settings-author';
 import type { GuildSettingsCache } from 'src/settings/engine/settings-cache';
 import { storedColumns, valuesOf } from 'src/settings/engine/settings-rows';
 import type { RegisteredSetting } from 'src/settings/schema/settings-registry';
 import type { SettingRow } from 'src/settings/schema/settings-definition';
+import {
+  SettingsPermissions,
+  type ChangeRows,
+  type PermissionMember,
+  type PermissionTest,
+  type ResolvedCaller,
+} from 'src/settings/schema/settings-permissions';
 
-/** The caller of an operation, resolved: see `PermissionsService.resolve`. */
+/** The caller of an operation, resolved: see `SettingsPermissions.resolve`. */
 export type Caller = ResolvedCaller;
 
 /** The platform members of the users a change names, looked up once per request. */
@@ -55,7 +55,7 @@ export class SettingsCallers {
 
   constructor(
     private readonly guilds: GuildAccessService,
-    private readonly permissions: PermissionsService,
+    private readonly permissions: SettingsPermissions,
     private readonly limiter: RateLimiter,
     clock: Clock,
   ) {
@@ -94,7 +94,7 @@ export class SettingsCallers {
     return resolving;
   }
 
-  /** What the caller may do (`PermissionsService.may`'s answer). */
+  /** What the caller may do (the answer `PermissionsService.may` gives any module). */
   testFor(caller: Caller): PermissionTest {
     return this.permissions.testFor(caller);
   }

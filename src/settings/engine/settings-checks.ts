@@ -3,7 +3,7 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import { summariseDetails } from 'src/common/validation/validation-details';
 import type { GuildContext } from 'src/guilds/guild-context';
 import { missingPermissions, permissionNames } from 'src/guilds/platform-permissions';
-import { parsePermission } from 'src/permissions/permission-string';
+import { parsePermission } from 'src/common/permissions/permission-grammar';
 import type { SettingRow } from 'src/settings/schema/settings-definition';
 import type { GuildColumnCheck } from 'src/settings/schema/guild-checks';
 import { offers, storedColumns, valuesOf } from 'src/settings/engine/settings-rows';

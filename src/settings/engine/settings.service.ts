@@ -3,8 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AppException } from 'src/common/errors/app.exception';
 import { Clock } from 'src/common/time/clock';
 import { GuildAccessService } from 'src/guilds/guild-access.service';
-import type { PermissionMember } from 'src/permissions/edit-checks';
-import type { PermissionTest } from 'src/permissions/permissions.service';
+import type { PermissionMember, PermissionTest } from 'src/settings/schema/settings-permissions';
 import {
   keysByEntity,
   planWrite,
@@ -182,7 +181,7 @@ export class SettingsService {
   }
 
   /**
-   * What the caller may do in the guild (`PermissionsService.may`, read through the guild's
+   * What the caller may do in the guild (the permission model's answer, read through the guild's
    * settings cache): a test of one permission string, and a refusal (`.require`).
    */
   async may(guildId: string, author: SettingsAuthor): Promise<PermissionTest> {

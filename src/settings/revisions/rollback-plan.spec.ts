@@ -1,4 +1,4 @@
-import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { GuildRolesSetting } from 'src/permissions/guildroles.setting';
 import { rollbackPlan } from 'src/settings/revisions/rollback-plan';
 import type { SettingRow } from 'src/settings/schema/settings-definition';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';

@@ -1,11 +1,17 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { ObjectLiteral } from 'typeorm';
-import type { EditCheck, PermissionGuild, PermissionMember } from 'src/permissions/edit-checks';
 import type { GuildColumnCheck } from 'src/settings/schema/guild-checks';
+import type { PermissionGuild, PermissionMember } from 'src/settings/schema/settings-permissions';
 import type { ExecutableOperation, SettingSchema } from 'src/settings/schema/settings-schema';
 
 /** A stored row as the API shows it: column id → value. */
 export type SettingRow = Record<string, unknown>;
+
+/**
+ * A setting's own authorization rule's answer: allowed, or refused (403 `Restricted`) with what the
+ * caller is told.
+ */
+export type Authorization = { allowed: true } | { allowed: false; message: string };
 
 /** What a setting's own authorization rule is told about an operation. */
 export interface AuthorizationRequest {
@@ -59,7 +65,7 @@ export interface SettingDefinition {
    * A rule beyond `<setting>.<operation>` (e.g. the role hierarchy), judged against the rows as the
    * change sees them (in its transaction, or a dry run's reads); it reads what it is given.
    */
-  authorize?(request: AuthorizationRequest): Promise<EditCheck> | EditCheck;
+  authorize?(request: AuthorizationRequest): Promise<Authorization> | Authorization;
 }
 
 /** Marks a provider whose `definition` the settings engine serves (`@DeclareSetting()`). */

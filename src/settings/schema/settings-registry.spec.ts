@@ -1,7 +1,7 @@
 import type { DiscoveryService } from '@nestjs/core';
 import { Column, CreateDateColumn, DataSource, Entity } from 'typeorm';
 import { AuditlogSinkEntity } from 'src/audit-log/auditlog-sink.entity';
-import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { GuildRolesSetting } from 'src/permissions/guildroles.setting';
 import { ProtectionEntity } from 'src/moderation/protection.entity';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import type { SettingDefinition, SettingProvider } from 'src/settings/schema/settings-definition';

@@ -1,5 +1,5 @@
 import type { SettingRow } from 'src/settings/schema/settings-definition';
-import { GuildRolesSetting } from 'src/settings/permission-settings/guildroles.setting';
+import { GuildRolesSetting } from 'src/permissions/guildroles.setting';
 import { normalizeSchema } from 'src/settings/schema/normalize-schema';
 import { versionColumn } from 'src/settings/schema/settings-schema';
 import {

@@ -1,5 +1,5 @@
 import type { EditDenial } from 'src/permissions/edit-checks';
-import { denialMessage } from 'src/settings/engine/settings-denials';
+import { denialMessage } from 'src/permissions/edit-denials';
 
 describe('what a refused edit tells the caller', () => {
   it.each<[EditDenial, string]>([

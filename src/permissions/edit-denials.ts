@@ -1,4 +1,10 @@
-import type { EditDenial } from 'src/permissions/edit-checks';
+import type { EditCheck, EditDenial } from 'src/permissions/edit-checks';
+import type { Authorization } from 'src/settings/schema/settings-definition';
+
+/** An edit check as a setting's rule answers the settings engine: refused with what the caller is told. */
+export function authorizationOf(check: EditCheck): Authorization {
+  return check.allowed ? check : { allowed: false, message: denialMessage(check.denial) };
+}
 
 /** What each edit-check refusal (kittycat-rules.md §10) tells the caller. */
 export function denialMessage(denial: EditDenial): string {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DEMO_IDS } from 'src/platform/emulator/demo.seed';
 import { array, auditColumns, scalar, text } from 'src/settings/schema/columns';
 import { verifyMemberOverrideChange } from 'src/permissions/edit-checks';
+import { authorizationOf } from 'src/permissions/edit-denials';
 import { GuildMemberEntity } from 'src/permissions/guild-member.entity';
 import { canonicalList } from 'src/permissions/permission-string';
 import {
@@ -53,10 +54,12 @@ export class GuildMembersSetting implements SettingProvider {
       const row = fields as SettingRow;
       const target = await memberOf(row.user_id as string);
       if (operation === 'Delete')
-        return verifyMemberOverrideChange(guild, author, target, { op: 'Delete' });
+        return authorizationOf(verifyMemberOverrideChange(guild, author, target, { op: 'Delete' }));
       if (operation !== 'Create' && operation !== 'Update') return { allowed: true };
       const overrides = (row.perm_overrides ?? current[0]?.perm_overrides ?? []) as string[];
-      return verifyMemberOverrideChange(guild, author, target, { op: operation, overrides });
+      return authorizationOf(
+        verifyMemberOverrideChange(guild, author, target, { op: operation, overrides }),
+      );
     },
   };
 }

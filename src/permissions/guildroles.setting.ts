@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DEMO_ROLES } from 'src/platform/emulator/demo.seed';
 import { array, auditColumns, scalar, text } from 'src/settings/schema/columns';
 import { verifyRoleEntryChange, type RoleEdit } from 'src/permissions/edit-checks';
+import { authorizationOf } from 'src/permissions/edit-denials';
 import { GuildRoleEntity } from 'src/permissions/guild-role.entity';
 import { canonicalList } from 'src/permissions/permission-string';
 import {
@@ -61,7 +62,8 @@ export class GuildRolesSetting implements SettingProvider {
       Array.isArray(fields.perms)
         ? { ...fields, perms: canonicalList(fields.perms as string[]) }
         : fields,
-    authorize: (request) => verifyRoleEntryChange(request.guild, request.author, roleEdit(request)),
+    authorize: (request) =>
+      authorizationOf(verifyRoleEntryChange(request.guild, request.author, roleEdit(request))),
   };
 }
 
