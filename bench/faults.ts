@@ -41,7 +41,7 @@ import {
  * than once; revisions gapless; no read older than an update acknowledged more than
  * `STALE_BOUND_MS` before it began (docs/caching.md, "What bounds staleness"); the follower's
  * events in order, each once, gaps only with a `reset`; no 5xx but the documented outage answers
- * (500 with `Retry-After`, naming what is down). Prints a table per fault and exits with 1 on any
+ * (500 with `Retry-After`, naming what is down, or saying a change's COMMIT went unanswered). Prints a table per fault and exits with 1 on any
  * anomaly.
  */
 
@@ -527,8 +527,11 @@ async function runFault(fault: Fault, options: Options, servers: Servers): Promi
     const fiveHundreds = work.ops.filter((op) => op.status >= 500 && op.kind !== 'ready');
     for (const op of fiveHundreds) {
       const body = op.body as { message?: string } | undefined;
+      // The documented outage answers: what is down, or a change the database did not confirm.
       const outage =
-        op.retryAfter !== null && /unavailable.*try again later$/.test(body?.message ?? '');
+        op.retryAfter !== null &&
+        (/unavailable.*try again later$/.test(body?.message ?? '') ||
+          body?.message === UNCONFIRMED_COMMIT_MESSAGE);
       const databaseFault = fault.kind.startsWith('postgres');
       if (!outage || !databaseFault || op.start < faultStart - 1_000) {
         anomalies.push(
