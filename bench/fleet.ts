@@ -19,6 +19,7 @@ import {
   createGuildStateReporter,
   type GuildStateReporter,
 } from 'clients/bot-reporter/src/guild-state-reporter';
+import { shardOfGuild } from 'clients/bot-reporter/src/contract';
 import type { ReporterError } from 'clients/bot-reporter/src/transport';
 import { DEMO_SEED, EVERYONE_DEFAULT } from 'src/platform/emulator/demo.seed';
 import type {
@@ -70,6 +71,12 @@ import {
  * once, twelve fresh addresses every 5 s. The report counts what the attackers were answered, and
  * how fast their refusals came.
  *
+ * With `--restart-at`, the simulated bot restarts while the users run: every shard (one per 1,000
+ * guilds) starts a new membership snapshot and a new guild-state stream and re-sends its guilds'
+ * GUILD_CREATEs, 16 shards every 5 s as the platform's `max_concurrency` of 16 lets them identify.
+ * The report tells how long until every guild was live again, how the users' opens meanwhile were
+ * served, and what the platform saw in that window.
+ *
  * Each run is one combination of the guild-state feed (on, off) and the REST proxy (off: each
  * instance calls the platform itself; on: every bot-token call through one `@discordjs/proxy`,
  * configured as its container is). For each run it prints what the platform would have seen (429s,
@@ -107,6 +114,10 @@ const USAGE = `npm run bench:fleet -- [options]
                          run (a channel renamed, a thread made or archived, a role's permissions, a
                          guild renamed), reported by the bot with the feed (env FLEET_CHANGES_PER_S;
                          default 3)
+  --restart-at=<s>       the bot restarts this many seconds into the users' part: every shard (one
+                         per 1,000 guilds) starts a new membership snapshot and guild-state stream
+                         and re-sends its guilds, 16 shards every 5 s (max_concurrency 16); the
+                         report adds the restart's window (env FLEET_RESTART_AT; default none)
   --write                also write the report to bench/fleet-results.md
   --help                 this text
 
@@ -133,6 +144,8 @@ interface Options {
   changesPerS: number;
   attackers: number;
   codeAddresses: number;
+  /** Seconds into the users' part at which the bot restarts; null: it does not. */
+  restartAt: number | null;
   write: boolean;
   redisUrl: string;
 }
@@ -151,6 +164,15 @@ const TOKEN_ENCRYPTION_KEY = Buffer.alloc(32, 11).toString('base64');
 const FEED_PART = 4_000;
 /** Guilds whose GUILD_CREATE the bot reports before it waits for the service to take them. */
 const STATE_FEED_CHUNK = 500;
+/** Guilds per shard of the simulated bot (the platform requires a shard per 2,500 at most). */
+const GUILDS_PER_SHARD = 1_000;
+/** A large bot's `max_concurrency`: this many shards identify at once, every IDENTIFY_EVERY_MS. */
+const MAX_CONCURRENCY = 16;
+const IDENTIFY_EVERY_MS = 5_000;
+/** GUILD_CREATEs the simulated bot makes in a row while it restarts, between turns of the loop. */
+const RESTART_YIELD_EVERY = 10;
+/** How long a restart may take until every guild is live again before the run gives up waiting. */
+const RESTART_WAIT_MS = 600_000;
 /** Other members per guild besides its owner and the bot. */
 const MEMBERS_PER_GUILD = 4;
 /** A guild opened this recently is warm in the fleet's platform cache (PLATFORM_CACHE_TTL 5 s). */
@@ -175,6 +197,11 @@ const CODE_BURST_EVERY_MS = 5_000;
 const ATTACKER_BASE = 1_350_000_000_000_000_000n;
 
 const GUILD_BASE = 1_200_000_000_000_000_000n;
+/**
+ * Consecutive guilds' ids are this far apart: a snowflake's time starts at bit 22, so the platform's
+ * sharding rule puts consecutive guilds on consecutive shards.
+ */
+const GUILD_ID_STEP = 1n << 22n;
 const USER_BASE = 1_300_000_000_000_000_000n;
 /** Ids no guild has: the invented ids users open. */
 const INVENTED_BASE = 1_400_000_000_000_000_000n;
@@ -234,6 +261,9 @@ interface World {
   /** Per user: the guild it owns, opens cold, follows and changes (the first of its guilds). */
   ownedBy: Map<string, string>;
   guildIds: string[];
+  /** The bot's shards (one per GUILDS_PER_SHARD guilds), and each one's guilds. */
+  shardCount: number;
+  shardGuilds: string[][];
   sizes: Record<Size, number>;
   /** Roles, channels (categories included) and active threads, over every guild. */
   entities: { roles: number; channels: number; threads: number };
@@ -241,7 +271,11 @@ interface World {
 
 interface StepResult {
   step: Step;
+  /** When it started (performance.now()), and how long it took. */
+  at: number;
   ms: number;
+  /** The guild it opened, for the steps that open one. */
+  guild?: string;
   /** What went wrong, as the user saw it; null when the step did what it should. */
   error: string | null;
 }
@@ -260,6 +294,32 @@ interface FeedReport {
   /** `GET /internal/guild-state` at the end: live guilds, and those behind by reason. */
   live: number;
   guilds: number;
+  behind: Record<string, number>;
+}
+
+/** The bot's restart while the users ran (`--restart-at`). */
+interface RestartReport {
+  shards: number;
+  /** Guilds whose GUILD_CREATE the new streams re-sent, and the bytes of their batches. */
+  guilds: number;
+  bytes: number;
+  /** From the restart: until the last shard identified, and until every instance held every guild live on a new stream (null: not within RESTART_WAIT_MS). */
+  identifiedSeconds: number;
+  liveSeconds: number | null;
+  /** The window, from the restart until every guild was live again: performance.now() for the users' steps, the emulator's clock for its request log. */
+  from: number;
+  until: number;
+  fromAt: number;
+  untilAt: number;
+  /**
+   * When each shard's new stream had re-sent all its guilds, the service having taken every batch
+   * (performance.now()); until then, what its guilds serve is the replaced stream's last state.
+   */
+  resentAt: number[];
+  /** Guild-state batches of the new streams not answered 200, and reporter errors, in the window. */
+  failedBatches: number;
+  reporterErrors: string[];
+  /** When it did not end in time: what the instances last said was behind. */
   behind: Record<string, number>;
 }
 
@@ -288,6 +348,7 @@ interface RunReport extends RunSpec {
   keptSessionsSeconds: number;
   scopedUsers: number;
   feed: FeedReport | null;
+  restart: RestartReport | null;
 }
 
 async function main(): Promise<void> {
@@ -353,6 +414,7 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     'changes-per-s',
     'attackers',
     'code-addresses',
+    'restart-at',
     'write',
   ];
   const values = readArguments(args, known, USAGE);
@@ -372,11 +434,17 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
     if (parsed > 100) throw new Error(`--${name} is a percentage, at most 100, not "${given}"`);
     return parsed;
   };
+  const durationS = integer('--duration-s', value('duration-s', 'FLEET_DURATION_S', '120'), 1);
+  const restartGiven = values.get('restart-at') ?? env.FLEET_RESTART_AT;
+  const restartAt = restartGiven === undefined ? null : integer('--restart-at', restartGiven, 0);
+  if (restartAt !== null && restartAt >= durationS) {
+    throw new Error(`--restart-at must fall within the users' part (--duration-s=${durationS})`);
+  }
   return {
     instances: integer('--instances', value('instances', 'FLEET_INSTANCES', '3'), 1),
     guilds: integer('--guilds', value('guilds', 'FLEET_GUILDS', '10000'), 10),
     users: integer('--users', value('users', 'FLEET_USERS', '1000'), 1),
-    durationS: integer('--duration-s', value('duration-s', 'FLEET_DURATION_S', '120'), 1),
+    durationS,
     latencyMs: integer('--latency-ms', value('latency-ms', 'FLEET_LATENCY_MS', '100'), 0),
     proxies: modes('proxy', 'FLEET_PROXY', 'both'),
     guildStates: modes('guild-state', 'FLEET_GUILD_STATE', 'on'),
@@ -389,6 +457,7 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
       value('code-addresses', 'FLEET_CODE_ADDRESSES', '12'),
       0,
     ),
+    restartAt,
     write: values.has('write'),
     redisUrl: env.FLEET_REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
@@ -421,7 +490,7 @@ function buildWorld(options: Options): World {
   const sizeRandom = sequence(0x1b873593);
   const sizes: Record<Size, number> = { small: 0, medium: 0, large: 0 };
   for (let g = 0; g < options.guilds; g++) {
-    const id = (GUILD_BASE + BigInt(g) * 100n).toString();
+    const id = (GUILD_BASE + BigInt(g) * GUILD_ID_STEP).toString();
     const owner = users[g % users.length];
     const members = new Set([owner]);
     while (members.size < Math.min(users.length, MEMBERS_PER_GUILD + 1)) {
@@ -467,6 +536,9 @@ function buildWorld(options: Options): World {
       attackedGuilds.get(attacker)?.push(target.id);
     }
   }
+  const shardCount = Math.ceil(guilds.length / GUILDS_PER_SHARD);
+  const shardGuilds = Array.from({ length: shardCount }, (): string[] => []);
+  for (const g of guilds) shardGuilds[shardOfGuild(g.id, shardCount)].push(g.id);
   const drawRandom = sequence(0x68e31da4);
   const draws = users.map(() => ({
     returning: drawRandom(1_000_000) / 1_000_000,
@@ -499,6 +571,8 @@ function buildWorld(options: Options): World {
     guildsOf,
     ownedBy,
     guildIds: guilds.map((g) => g.id),
+    shardCount,
+    shardGuilds,
     sizes,
     entities,
   };
@@ -518,7 +592,7 @@ function entityId(guildIndex: number, n: number): string {
 }
 
 function guildIndexOf(guildId: string): number {
-  return Number((BigInt(guildId) - GUILD_BASE) / 100n);
+  return Number((BigInt(guildId) - GUILD_BASE) / GUILD_ID_STEP);
 }
 
 /** Permissions an extra role may hold, as communities give them. */
@@ -687,7 +761,7 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
   );
   const proxyServer = spec.proxy === 'on' ? await startProxy(emulator.apiUrl) : null;
   const services: ServiceProcess[] = [];
-  let reporter: GuildStateReporter | null = null;
+  let bot: SimulatedBot | null = null;
   let stopForwarding = (): void => undefined;
   try {
     const env: Record<string, string> = {
@@ -725,12 +799,14 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
     const botToken = await reportBotGuilds(fleet, emulator, world);
     console.log(`the bot's ${world.guildIds.length} guilds reported through the membership feed`);
 
-    let bot: SimulatedBot | null = null;
+    // The shards connected to the gateway: every one, but while a restart's shards identify.
+    const connected = new Set(world.shardGuilds.keys());
     if (spec.guildState === 'on') {
-      bot = await feedGuildStates(fleet, emulator, world, botToken);
-      reporter = bot.reporter;
-      const forwarding = bot;
-      stopForwarding = emulator.state.onGuildState((change) => forward(forwarding, change));
+      const forwarding = await feedGuildStates(fleet, emulator, world, botToken);
+      bot = forwarding;
+      stopForwarding = emulator.state.onGuildState((change) =>
+        forward(forwarding, world, connected, change),
+      );
     }
 
     // Returning users come back with the session of an earlier visit. Those visits' logins met
@@ -779,14 +855,18 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
     const started = performance.now();
     // The bot keeps reporting while it runs, so the service keeps trusting its feed.
     const heartbeat = setInterval(() => {
-      void fleet
-        .request('POST', '/internal/shards/0/guild-events', {
-          token: botToken,
-          body: { events: [] },
-        })
-        .then((answer) => {
-          if (answer.status !== 200) console.error(`the bot's heartbeat answered ${answer.status}`);
-        });
+      for (const shard of connected) {
+        void fleet
+          .request('POST', `/internal/shards/${shard}/guild-events`, {
+            token: botToken,
+            body: { events: [] },
+          })
+          .then((answer) => {
+            if (answer.status !== 200) {
+              console.error(`the bot's heartbeat answered ${answer.status}`);
+            }
+          });
+      }
     }, BOT_HEARTBEAT_MS);
     // The platform's guilds change while the users run; with the feed, the bot reports it.
     let changes = 0;
@@ -798,9 +878,28 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
           }, 1000 / options.changesPerS)
         : null;
     const attack = startAttack(fleet, world, options, attackerTokens);
+    const restarted = bot;
+    const restart =
+      options.restartAt === null
+        ? null
+        : sleep(started + options.restartAt * 1000 - performance.now()).then(() =>
+            restartBot(
+              fleet,
+              emulator,
+              world,
+              botToken,
+              restarted,
+              connected,
+              () => Date.now() + earlierVisitsMs,
+            ),
+          );
+    // Awaited after the users; a failure meanwhile waits for that.
+    void restart?.catch(() => undefined);
     let users: { results: StepResult[]; heldByReady: number };
+    let restartReport: RestartReport | null = null;
     try {
       users = await simulateUsers(fleet, emulator, world, options, returning, scoped);
+      restartReport = await restart;
     } finally {
       clearInterval(heartbeat);
       if (changing) clearInterval(changing);
@@ -810,16 +909,18 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
     const requests = emulator.requests.slice(firstRequest);
     const invalidAnswers = emulator.invalidAnswers() - invalidBefore;
     let feed: FeedReport | null = null;
-    if (bot && batchesBefore) {
-      await bot.reporter.flush().catch((error: unknown) => bot.errors.push(String(error)));
+    if (restarted && batchesBefore) {
+      await restarted.reporter
+        .flush()
+        .catch((error: unknown) => restarted.errors.push(String(error)));
       const status = await guildStateStatus(fleet, botToken);
       feed = {
-        fedGuilds: bot.fedGuilds,
-        fedBytes: bot.fedBytes,
-        fedSeconds: bot.fedSeconds,
-        batches: bot.counts.batches - batchesBefore.batches,
-        failedBatches: bot.counts.failed - batchesBefore.failed,
-        reporterErrors: bot.errors.slice(bot.errorsBeforeRun),
+        fedGuilds: restarted.fedGuilds,
+        fedBytes: restarted.fedBytes,
+        fedSeconds: restarted.fedSeconds,
+        batches: restarted.counts.batches - batchesBefore.batches,
+        failedBatches: restarted.counts.failed - batchesBefore.failed,
+        reporterErrors: restarted.errors.slice(restarted.errorsBeforeRun),
         changes,
         live: status.live,
         guilds: status.guilds,
@@ -837,10 +938,11 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
       keptSessionsSeconds,
       scopedUsers: scoped.size,
       feed,
+      restart: restartReport,
     };
   } finally {
     stopForwarding();
-    await reporter?.close().catch(() => undefined);
+    await bot?.reporter.close().catch(() => undefined);
     await Promise.all(services.map((service) => stopServiceProcess(service.process)));
     await proxyServer?.close();
     await emulator.close();
@@ -930,7 +1032,7 @@ async function login(
 }
 
 /**
- * The bot reports its guilds at connect, as one shard's snapshot in parts; returns the API token it
+ * The bot reports its guilds at connect, each shard's snapshot in parts; returns the API token it
  * reports with.
  */
 async function reportBotGuilds(
@@ -945,13 +1047,25 @@ async function reportBotGuilds(
   });
   if (created.status !== 201) throw new Error(`POST /sessions answered ${created.status}`);
   const apiToken = ((await created.json()) as { token: string }).token;
-  const ids = world.guildIds;
+  for (const shard of world.shardGuilds.keys())
+    await reportShardGuilds(fleet, apiToken, world, shard);
+  return apiToken;
+}
+
+/** One shard's snapshot of its guilds, in parts, as its gateway session's READY lists them. */
+async function reportShardGuilds(
+  fleet: Fleet,
+  apiToken: string,
+  world: World,
+  shard: number,
+): Promise<void> {
+  const ids = world.shardGuilds[shard];
   const snapshotAt = new Date().toISOString();
   for (let part = 0; part < ids.length; part += FEED_PART) {
-    const answer = await fleet.request('PUT', '/internal/shards/0/guilds', {
+    const answer = await fleet.request('PUT', `/internal/shards/${shard}/guilds`, {
       token: apiToken,
       body: {
-        shard_count: 1,
+        shard_count: world.shardCount,
         snapshot_at: snapshotAt,
         total: ids.length,
         guild_ids: ids.slice(part, part + FEED_PART),
@@ -961,15 +1075,14 @@ async function reportBotGuilds(
       throw new Error(`the membership feed answered ${answer.status}: ${await answer.text()}`);
     }
   }
-  return apiToken;
 }
 
 // --- The bot's guild-state feed -------------------------------------------------------------------
 
 interface SimulatedBot {
+  /** The bot process's reporter: a new one (new streams) after a restart. */
   reporter: GuildStateReporter;
-  /** Batches the reporter sent (through the fleet, in turn), and those not answered 200. */
-  counts: { batches: number; failed: number };
+  counts: BatchCounts;
   errors: string[];
   errorsBeforeRun: number;
   fedGuilds: number;
@@ -977,27 +1090,31 @@ interface SimulatedBot {
   fedSeconds: number;
 }
 
+/** Batches a bot's reporters sent (through the fleet, in turn), those not answered 200, and bytes. */
+interface BatchCounts {
+  batches: number;
+  failed: number;
+  bytes: number;
+}
+
 /**
- * The bot's gateway brings each guild's GUILD_CREATE at connect; it reports each whole through
- * `createGuildStateReporter`, as the discord.js wiring does, and the run waits until every instance
- * holds every guild live.
+ * A bot process's guild-state reporter, through `createGuildStateReporter` as the discord.js wiring
+ * makes it: each shard's first report starts a new stream.
  */
-async function feedGuildStates(
+function startReporter(
   fleet: Fleet,
   emulator: PlatformEmulator,
-  world: World,
   apiToken: string,
-): Promise<SimulatedBot> {
-  const counts = { batches: 0, failed: 0 };
-  let fedBytes = 0;
-  const errors: string[] = [];
-  const reporter = createGuildStateReporter({
+  counts: BatchCounts,
+  errors: string[],
+): GuildStateReporter {
+  return createGuildStateReporter({
     baseUrl: fleet.baseUrls[0],
     token: apiToken,
     // Through the load balancer: each batch to the next instance.
     fetch: async (url, init) => {
       const path = url.slice(fleet.baseUrls[0].length);
-      if (typeof init.body === 'string') fedBytes += Buffer.byteLength(init.body);
+      if (typeof init.body === 'string') counts.bytes += Buffer.byteLength(init.body);
       counts.batches += 1;
       const response = await fetch(`${fleet.nextBaseUrl()}${path}`, init);
       if (response.status !== 200) counts.failed += 1;
@@ -1009,26 +1126,43 @@ async function feedGuildStates(
       if (errors.length <= 5) console.error(`[bot-reporter] ${error.kind}: ${error.message}`);
     },
   });
+}
+
+/**
+ * The bot's gateway brings each guild's GUILD_CREATE at connect; it reports each whole, and the run
+ * waits until every instance holds every guild live.
+ */
+async function feedGuildStates(
+  fleet: Fleet,
+  emulator: PlatformEmulator,
+  world: World,
+  apiToken: string,
+): Promise<SimulatedBot> {
+  const counts: BatchCounts = { batches: 0, failed: 0, bytes: 0 };
+  const errors: string[] = [];
+  const reporter = startReporter(fleet, emulator, apiToken, counts, errors);
   const started = performance.now();
   const ids = world.guildIds;
   for (let i = 0; i < ids.length; i += STATE_FEED_CHUNK) {
     for (const id of ids.slice(i, i + STATE_FEED_CHUNK)) {
-      reporter.guildCreate(0, emulator.state.gatewayGuildState(id));
+      reporter.guildCreate(
+        shardOfGuild(id, world.shardCount),
+        emulator.state.gatewayGuildState(id),
+      );
     }
     await reporter.flush();
   }
-  const sentBytes = fedBytes;
-  for (const baseUrl of fleet.baseUrls) {
-    for (let waited = 0; ; waited += 250) {
-      const status = await guildStateStatus(fleet, apiToken, baseUrl);
-      if (status.live === ids.length) break;
-      if (waited > 60_000) {
-        throw new Error(
-          `${baseUrl} holds ${status.live} of ${ids.length} guild states live: ${JSON.stringify(status.behind)}`,
-        );
-      }
-      await sleep(250);
-    }
+  const sentBytes = counts.bytes;
+  const late = await untilEveryInstance(
+    fleet,
+    apiToken,
+    (status) => status.live === ids.length,
+    120_000,
+  );
+  if (late) {
+    throw new Error(
+      `${late.baseUrl} holds ${late.status.live} of ${ids.length} guild states live: ${JSON.stringify(late.status.behind)}`,
+    );
   }
   const fedSeconds = (performance.now() - started) / 1000;
   console.log(
@@ -1045,11 +1179,112 @@ async function feedGuildStates(
   };
 }
 
+/**
+ * The bot restarts (a deploy): the old process sends what it had queued and stops; the new one's
+ * shards identify MAX_CONCURRENCY at a time, every IDENTIFY_EVERY_MS, each sending its membership
+ * snapshot (READY's guild list) and, on a new guild-state stream, every guild's GUILD_CREATE as the
+ * platform holds it then. Resolves once every instance holds every guild live on the new streams
+ * (or RESTART_WAIT_MS passed); without the feed, once every shard's snapshot was taken.
+ */
+async function restartBot(
+  fleet: Fleet,
+  emulator: PlatformEmulator,
+  world: World,
+  apiToken: string,
+  bot: SimulatedBot | null,
+  connected: Set<number>,
+  emulatorNow: () => number,
+): Promise<RestartReport> {
+  const from = performance.now();
+  const fromAt = emulatorNow();
+  console.log(
+    `the bot restarts: ${world.shardCount} shards identify, ${MAX_CONCURRENCY} every ${IDENTIFY_EVERY_MS / 1000} s`,
+  );
+  // Each shard's stream before the restart: the new one must have replaced it everywhere.
+  const replaced = bot
+    ? new Map(
+        (await guildStateStatus(fleet, apiToken)).shards.map((s) => [s.shard_id, s.stream_id]),
+      )
+    : new Map<number, string | null>();
+  connected.clear();
+  if (bot) {
+    await bot.reporter.close().catch((error: unknown) => bot.errors.push(String(error)));
+    bot.reporter = startReporter(fleet, emulator, apiToken, bot.counts, bot.errors);
+  }
+  const before = bot ? { ...bot.counts, errors: bot.errors.length } : null;
+  const resentAt: number[] = [];
+  const sending: Promise<void>[] = [];
+  for (let first = 0; first < world.shardCount; first += MAX_CONCURRENCY) {
+    const due = from + (first / MAX_CONCURRENCY) * IDENTIFY_EVERY_MS - performance.now();
+    if (due > 0) await sleep(due);
+    for (let shard = first; shard < Math.min(first + MAX_CONCURRENCY, world.shardCount); shard++) {
+      connected.add(shard);
+      sending.push(reportShardGuilds(fleet, apiToken, world, shard));
+      for (const [n, id] of world.shardGuilds[shard].entries()) {
+        bot?.reporter.guildCreate(shard, emulator.state.gatewayGuildState(id));
+        // The bench's own process makes the GUILD_CREATEs, beside the emulator and the users: it
+        // hands the event loop back often, so that the platform's answers are not held up.
+        if (n % RESTART_YIELD_EVERY === RESTART_YIELD_EVERY - 1) await sleep(1);
+      }
+      sending.push(
+        (async () => {
+          while (bot && bot.reporter.pending(shard) > 0) await sleep(100);
+          resentAt[shard] = performance.now();
+        })(),
+      );
+    }
+  }
+  const identifiedSeconds = (performance.now() - from) / 1000;
+  await Promise.all(sending);
+  let late: Awaited<ReturnType<typeof untilEveryInstance>> = undefined;
+  if (bot) {
+    await bot.reporter.flush().catch((error: unknown) => bot.errors.push(String(error)));
+    late = await untilEveryInstance(
+      fleet,
+      apiToken,
+      (status) =>
+        status.live === status.guilds &&
+        status.shards.every(
+          (s) => s.restart_guilds === 0 && s.stream_id !== replaced.get(s.shard_id),
+        ),
+      RESTART_WAIT_MS - (performance.now() - from),
+    );
+  }
+  const until = performance.now();
+  const liveSeconds = late ? null : (until - from) / 1000;
+  console.log(
+    `the bot's shards identified in ${identifiedSeconds.toFixed(1)} s; ${liveSeconds === null ? `guilds still behind after ${RESTART_WAIT_MS / 1000} s` : `every guild live again in ${liveSeconds.toFixed(1)} s`}`,
+  );
+  return {
+    shards: world.shardCount,
+    guilds: bot ? world.guildIds.length : 0,
+    bytes: bot && before ? bot.counts.bytes - before.bytes : 0,
+    identifiedSeconds,
+    liveSeconds,
+    from,
+    until,
+    fromAt,
+    untilAt: emulatorNow(),
+    resentAt,
+    failedBatches: bot && before ? bot.counts.failed - before.failed : 0,
+    reporterErrors: bot && before ? bot.errors.slice(before.errors) : [],
+    behind: late?.status.behind ?? {},
+  };
+}
+
+/** `GET /internal/guild-state`, in part. */
+interface GuildStateStatus {
+  guilds: number;
+  live: number;
+  behind: Record<string, number>;
+  shards: { shard_id: number; stream_id: string | null; restart_guilds: number }[];
+}
+
 async function guildStateStatus(
   fleet: Fleet,
   token: string,
   baseUrl = fleet.nextBaseUrl(),
-): Promise<{ guilds: number; live: number; behind: Record<string, number> }> {
+): Promise<GuildStateStatus> {
   const response = await fetch(`${baseUrl}/internal/guild-state`, {
     headers: { Authorization: `Bearer ${token}` },
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -1057,40 +1292,69 @@ async function guildStateStatus(
   if (response.status !== 200) {
     throw new Error(`GET /internal/guild-state answered ${response.status}`);
   }
-  return (await response.json()) as {
-    guilds: number;
-    live: number;
-    behind: Record<string, number>;
-  };
+  return (await response.json()) as GuildStateStatus;
 }
 
-/** What the bot's gateway announces, reported as the discord.js wiring reports it. */
-function forward(bot: SimulatedBot, change: GuildStateChange): void {
+/**
+ * Asks each instance in turn until `done` holds for its guild-state status; undefined once every
+ * instance's did, else the first instance whose did not within `withinMs`, with its last status.
+ */
+async function untilEveryInstance(
+  fleet: Fleet,
+  token: string,
+  done: (status: GuildStateStatus) => boolean,
+  withinMs: number,
+): Promise<{ baseUrl: string; status: GuildStateStatus } | undefined> {
+  const deadline = performance.now() + withinMs;
+  for (const baseUrl of fleet.baseUrls) {
+    for (;;) {
+      const status = await guildStateStatus(fleet, token, baseUrl);
+      if (done(status)) break;
+      if (performance.now() > deadline) return { baseUrl, status };
+      await sleep(250);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What the bot's gateway announces, reported as the discord.js wiring reports it; a shard not
+ * connected (while a restart's shards identify) hears nothing, and its GUILD_CREATE brings the
+ * guild as it is by then.
+ */
+function forward(
+  bot: SimulatedBot,
+  world: World,
+  connected: ReadonlySet<number>,
+  change: GuildStateChange,
+): void {
   const r = bot.reporter;
   const id = change.guild_id;
+  const shard = shardOfGuild(id, world.shardCount);
+  if (!connected.has(shard)) return;
   switch (change.type) {
     case 'guild_create':
-      return r.guildCreate(0, change.guild);
+      return r.guildCreate(shard, change.guild);
     case 'guild_update':
-      return r.guildUpdate(0, id, change.guild);
+      return r.guildUpdate(shard, id, change.guild);
     case 'guild_delete':
-      return r.guildDelete(0, id, change.unavailable);
+      return r.guildDelete(shard, id, change.unavailable);
     case 'role_upsert':
-      return r.roleUpsert(0, id, change.role);
+      return r.roleUpsert(shard, id, change.role);
     case 'role_delete':
-      return r.roleDelete(0, id, change.role_id);
+      return r.roleDelete(shard, id, change.role_id);
     case 'channel_upsert':
-      return r.channelUpsert(0, id, change.channel);
+      return r.channelUpsert(shard, id, change.channel);
     case 'channel_delete':
-      return r.channelDelete(0, id, change.channel_id);
+      return r.channelDelete(shard, id, change.channel_id);
     case 'thread_upsert':
-      return r.threadUpsert(0, id, change.thread);
+      return r.threadUpsert(shard, id, change.thread);
     case 'thread_delete':
-      return r.threadDelete(0, id, change.thread_id);
+      return r.threadDelete(shard, id, change.thread_id);
     case 'thread_list_sync':
-      return r.threadListSync(0, id, change.threads, change.channel_ids);
+      return r.threadListSync(shard, id, change.threads, change.channel_ids);
     case 'bot_member_update':
-      return r.botMemberUpdate(0, id, change.member);
+      return r.botMemberUpdate(shard, id, change.member);
   }
 }
 
@@ -1287,14 +1551,14 @@ async function journey(
   /** Changes the stream's `ready` already held (see `follow`). */
   heldByReady: { count: number },
 ): Promise<void> {
-  const step = async <T>(name: Step, action: () => Promise<T>): Promise<T> => {
-    const started = performance.now();
+  const step = async <T>(name: Step, action: () => Promise<T>, guild?: string): Promise<T> => {
+    const at = performance.now();
     try {
       const value = await action();
-      results.push({ step: name, ms: performance.now() - started, error: null });
+      results.push({ step: name, at, ms: performance.now() - at, guild, error: null });
       return value;
     } catch (error) {
-      results.push({ step: name, ms: performance.now() - started, error: String(error) });
+      results.push({ step: name, at, ms: performance.now() - at, guild, error: String(error) });
       throw error;
     }
   };
@@ -1324,11 +1588,19 @@ async function journey(
     // within the platform cache's lifetime, or the same guild again.
     const cold = mine.find((id) => !opened.has(id)) ?? mine[0];
     opened.set(cold, performance.now());
-    await step('open cold guild', () => call('GET', `/users/@me/guilds/${cold}`, token, [200]));
+    await step(
+      'open cold guild',
+      () => call('GET', `/users/@me/guilds/${cold}`, token, [200]),
+      cold,
+    );
     const recent = (id: string): boolean =>
       id !== cold && performance.now() - (opened.get(id) ?? -Infinity) < WARM_WITHIN_MS;
     const warm = mine.find(recent) ?? cold;
-    await step('open warm guild', () => call('GET', `/users/@me/guilds/${warm}`, token, [200]));
+    await step(
+      'open warm guild',
+      () => call('GET', `/users/@me/guilds/${warm}`, token, [200]),
+      warm,
+    );
     const invented = (INVENTED_BASE + BigInt(index)).toString();
     await step('open invented id', () =>
       call('GET', `/users/@me/guilds/${invented}`, token, [404]),
@@ -1420,11 +1692,11 @@ function report(options: Options, world: World, reports: RunReport[]): string {
         ? 'guild state fed'
         : 'no guild state';
   const lines: string[] = [
-    `## ${options.users} users over ${options.durationS} s, ${feed}`,
+    `## ${options.users} users over ${options.durationS} s, ${feed}${options.restartAt === null ? '' : `, ${options.guilds} guilds, the bot restarting at ${options.restartAt} s`}`,
     '',
     `\`${['npm run bench:fleet --', ...process.argv.slice(2)].join(' ')}\`, ${new Date().toISOString()}.`,
     '',
-    `${options.instances} instances on PostgreSQL and Redis; the emulator with the platform's rate limits and ${options.latencyMs} ms per answer; ${options.guilds} guilds known through the membership feed (${small} small, ${medium} medium, ${large} large: ${roles} roles, ${channels} channels and ${threads} active threads in all); ${options.users} users started over ${options.durationS} s; the platform changes ${options.changesPerS} guilds a second while they run.`,
+    `${options.instances} instances on PostgreSQL and Redis; the emulator with the platform's rate limits and ${options.latencyMs} ms per answer; ${options.guilds} guilds known through the membership feed (${small} small, ${medium} medium, ${large} large: ${roles} roles, ${channels} channels and ${threads} active threads in all); ${options.users} users started over ${options.durationS} s; the platform changes ${options.changesPerS} guilds a second while they run.${options.restartAt === null ? '' : ` The bot (${world.shardCount} shards) restarts ${options.restartAt} s into the users' part: every shard starts a new membership snapshot and guild-state stream and re-sends its guilds, ${MAX_CONCURRENCY} shards identifying every ${IDENTIFY_EVERY_MS / 1000} s; the window is from the restart until every instance holds every guild live on a new stream.`}`,
     '',
     '| | ' + reports.map(label).join(' | ') + ' |',
     '|---|' + reports.map(() => '---:|').join(''),
@@ -1437,9 +1709,9 @@ function report(options: Options, world: World, reports: RunReport[]): string {
   const bot = (r: RunReport): EmulatedRequest[] => r.requests.filter((x) => x.auth === 'bot');
   const tokenEndpoint = (r: RunReport): EmulatedRequest[] =>
     r.requests.filter((x) => x.route === 'POST /oauth2/token');
-  const rate = (r: RunReport, requests: EmulatedRequest[]): string => {
+  const rate = (seconds: number, requests: EmulatedRequest[]): string => {
     const perSecond = perSecondOf(requests);
-    return `${(requests.length / r.durationS).toFixed(1)} / ${Math.max(0, ...perSecond)}`;
+    return `${(requests.length / seconds).toFixed(1)} / ${Math.max(0, ...perSecond)}`;
   };
   row(
     'users: logging in during the run / back with a session of an earlier visit',
@@ -1450,10 +1722,12 @@ function report(options: Options, world: World, reports: RunReport[]): string {
     (r) => `${r.scopedUsers} (${((100 * r.scopedUsers) / options.users).toFixed(0)}%)`,
   );
   row('platform calls', (r) => String(r.requests.length));
-  row('bot-token calls a second: mean / busiest second (the limit: 50)', (r) => rate(r, bot(r)));
+  row('bot-token calls a second: mean / busiest second (the limit: 50)', (r) =>
+    rate(r.durationS, bot(r)),
+  );
   row(
     `token endpoint calls a second: mean / busiest second (its limit: ${TOKEN_ENDPOINT_PER_SECOND})`,
-    (r) => rate(r, tokenEndpoint(r)),
+    (r) => rate(r.durationS, tokenEndpoint(r)),
   );
   row('platform calls per user action', (r) =>
     (r.requests.length / Math.max(1, actions(r))).toFixed(2),
@@ -1469,13 +1743,13 @@ function report(options: Options, world: World, reports: RunReport[]): string {
     (r) => statuses(r.attack.guildRequests, [403, 429]),
   );
   row("attackers' cold-guild requests refused (429): p50 / p99 ms", (r) =>
-    refusalTimes(r.attack.guildRefusalMs),
+    percentiles(r.attack.guildRefusalMs),
   );
   row(
     `made-up codes (${options.codeAddresses} fresh addresses every ${CODE_BURST_EVERY_MS / 1000} s, ${CODES_PER_ADDRESS} each): sent / 400 / 429 / other`,
     (r) => statuses(r.attack.codes, [400, 429]),
   );
-  row('made-up codes refused (429): p50 / p99 ms', (r) => refusalTimes(r.attack.codeRefusalMs));
+  row('made-up codes refused (429): p50 / p99 ms', (r) => percentiles(r.attack.codeRefusalMs));
   row("see the change: held by the stream's `ready` rather than sent as an event", (r) =>
     String(r.heldByReady),
   );
@@ -1515,6 +1789,82 @@ function report(options: Options, world: World, reports: RunReport[]): string {
   row('sessions of earlier visits: made before the run in', (r) =>
     r.returningUsers > 0 ? `${r.keptSessionsSeconds.toFixed(0)} s` : '–',
   );
+  if (options.restartAt !== null) {
+    const during = (
+      name: string,
+      value: (restart: RestartReport, r: RunReport, inWindow: EmulatedRequest[]) => string,
+    ): void =>
+      row(name, (r) => {
+        const x = r.restart;
+        if (!x) return '–';
+        return value(
+          x,
+          r,
+          r.requests.filter((q) => q.at >= x.fromAt && q.at <= x.untilAt),
+        );
+      });
+    const steps = (x: RestartReport, r: RunReport): StepResult[] =>
+      r.results.filter((s) => s.at >= x.from && s.at <= x.until);
+    during(
+      `bot restart at ${options.restartAt} s: shards (${MAX_CONCURRENCY} identify every ${IDENTIFY_EVERY_MS / 1000} s) / seconds until the last identified`,
+      (x) => `${x.shards} / ${x.identifiedSeconds.toFixed(0)}`,
+    );
+    during(
+      'bot restart: guild states re-sent on new streams, MiB / batches not answered 200 / reporter errors',
+      (x) =>
+        x.guilds === 0
+          ? '–'
+          : `${x.guilds}, ${(x.bytes / 2 ** 20).toFixed(1)} / ${x.failedBatches} / ${x.reporterErrors.length}`,
+    );
+    during(
+      'bot restart: seconds until every guild was live again on a new stream, on every instance (the window below)',
+      (x) =>
+        x.liveSeconds === null
+          ? `not within ${RESTART_WAIT_MS / 1000} (behind: ${JSON.stringify(x.behind)})`
+          : x.liveSeconds.toFixed(0),
+    );
+    during(
+      "guild opens in the window: before their shard's new stream had re-sent them (the last state serving) / after; of each, guilds read from the platform in the window",
+      (x, r, inWindow) => {
+        const read = new Set(
+          inWindow
+            .filter((q) => q.auth === 'bot' && q.route === 'GET /guilds/:guild_id')
+            .map((q) => /\/guilds\/(\d+)/.exec(q.url)?.[1]),
+        );
+        const opens = steps(x, r).filter((s) => s.guild !== undefined && s.error === null);
+        const before = opens.filter(
+          (s) => !(x.resentAt[shardOfGuild(s.guild ?? '', world.shardCount)] <= s.at),
+        );
+        const after = opens.filter((s) => !before.includes(s));
+        const fromPlatform = (list: StepResult[]): number =>
+          new Set(list.filter((s) => read.has(s.guild)).map((s) => s.guild)).size;
+        return `${before.length} / ${after.length}; ${fromPlatform(before)} / ${fromPlatform(after)}`;
+      },
+    );
+    during('open cold guild in the window: p50 / p99 ms', (x, r) =>
+      percentiles(
+        steps(x, r)
+          .filter((s) => s.step === 'open cold guild' && s.error === null)
+          .map((s) => s.ms),
+      ),
+    );
+    during(
+      'bot-token calls a second in the window: mean / busiest second (the limit: 50)',
+      (x, _r, inWindow) =>
+        rate(
+          (x.untilAt - x.fromAt) / 1000,
+          inWindow.filter((q) => q.auth === 'bot'),
+        ),
+    );
+    during(
+      '429 answers in the window: global / per route',
+      (_x, _r, inWindow) =>
+        `${inWindow.filter((q) => q.status === 429 && isGlobal(q)).length} / ${inWindow.filter((q) => q.status === 429 && !isGlobal(q)).length}`,
+    );
+    during('errors users saw in the window', (x, r) =>
+      String(steps(x, r).filter((s) => s.error !== null).length),
+    );
+  }
   lines.push('');
   for (const r of reports) {
     const run = label(r);
@@ -1555,7 +1905,8 @@ function statuses(counts: ReadonlyMap<number, number>, shown: readonly number[])
   return [sent, ...shown.map((status) => counts.get(status) ?? 0), other].join(' / ');
 }
 
-function refusalTimes(ms: readonly number[]): string {
+/** `p50 / p99` of times in ms. */
+function percentiles(ms: readonly number[]): string {
   return ms.length === 0
     ? '–'
     : `${percentile([...ms], 50).toFixed(0)} / ${percentile([...ms], 99).toFixed(0)}`;
