@@ -9,7 +9,7 @@ import type {
 } from 'discord-api-types/v10';
 import { allSettled } from 'src/common/async/all-settled';
 import { Clock } from 'src/common/time/clock';
-import { requestContext } from 'src/common/http/request-context';
+import { requestContext, type RequestContext } from 'src/common/http/request-context';
 import { RateLimiter } from 'src/common/rate-limit/rate-limiter';
 import { AppException } from 'src/common/errors/app.exception';
 import { ErrorCode } from 'src/common/errors/error-code';
@@ -50,6 +50,12 @@ export class GuildAccessService {
   private readonly contexts = new LRUCache<string, { sources: unknown[]; context: GuildContext }>({
     ...entryBound(1_000),
   });
+
+  /**
+   * Per request, its one `guild-load` charge: a cold guild and its caller's member loaded for the
+   * same request are one load, and every part waits on (and is refused by) the same charge.
+   */
+  private readonly charges = new WeakMap<RequestContext, Promise<void>>();
 
   constructor(
     private readonly platform: PlatformService,
@@ -110,11 +116,15 @@ export class GuildAccessService {
     return { context, user: accessIn(context, current) };
   }
 
-  /** The caller's member: with their own token when it can be used, else with the bot's. */
+  /**
+   * The caller's member: with their own token when it can be used, else with the bot's, charged to
+   * the caller's `guild-load` budget before the call (not for an answer held): a guild the feed
+   * holds costs the bot token nothing else, so this lookup is the request's load.
+   */
   private async ownMember(guildId: string, userId: string): Promise<Lookup<APIGuildMember>> {
     return (
       (await this.userMembers.ownMember(guildId, userId)) ??
-      this.platform.getGuildMember(guildId, userId)
+      this.platform.getGuildMember(guildId, userId, { beforeCall: () => this.chargeColdLoad() })
     );
   }
 
@@ -157,15 +167,23 @@ export class GuildAccessService {
   }
 
   /**
-   * A guild about to be loaded from the platform (not cached) is charged to the request's user,
-   * whatever the route: their `guild-load` budget, 429 with `Retry-After` once spent, before the
-   * bot token pays anything (docs/request-costs.md). Work outside a user's request is not charged.
+   * A guild (or the caller's member in it) about to be loaded from the platform with the bot token
+   * (not cached) is charged to the request's user, whatever the route: their `guild-load` budget,
+   * 429 with `Retry-After` once spent, before the bot token pays anything (docs/request-costs.md).
+   * Once per request. Work outside a user's request is not charged.
    */
-  private async chargeColdLoad(): Promise<void> {
-    const userId = requestContext.getStore()?.userId;
-    if (!userId || !this.limiter.enabled) return;
-    const state = await this.limiter.count('guild-load', userId);
-    if (state.blocked) throw this.limiter.refusal(state);
+  private chargeColdLoad(): Promise<void> {
+    const store = requestContext.getStore();
+    const userId = store?.userId;
+    if (!store || !userId || !this.limiter.enabled) return Promise.resolve();
+    let charge = this.charges.get(store);
+    if (!charge) {
+      charge = this.limiter.count('guild-load', userId).then((state) => {
+        if (state.blocked) throw this.limiter.refusal(state);
+      });
+      this.charges.set(store, charge);
+    }
+    return charge;
   }
 
   /**

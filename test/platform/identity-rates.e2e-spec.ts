@@ -241,6 +241,57 @@ describe('cold guild loads, charged to their user on every route', () => {
 });
 
 /**
+ * A guild whose state the feed holds costs no bot-token call, but the caller's own member in it
+ * does when their login did not grant `guilds.members.read`: that lookup is the request's load,
+ * charged to the same `guild-load` budget (once per request), so accounts asking one fed guild
+ * after another cannot spend the bot token past their budget either.
+ */
+describe("a fed guild's member looked up with the bot token, charged to its user", () => {
+  const t = useTestApp({
+    env: { RATE_LIMITS_ENABLED: 'true', RATE_LIMIT_GUILD_LOAD: '3/60', PLATFORM_CACHE_TTL: '1' },
+  });
+  const fed = guildIds(5, 1_720_000_000_000_000_000n);
+
+  beforeAll(async () => {
+    addGuilds(emulatorOf(t()), fed);
+    await t().app.get(DemoBotReporter).settled();
+  });
+
+  it('refuses the fourth lookup of a minute with 429 naming the budget, before the bot-token call', async () => {
+    const emulator = emulatorOf(t());
+    // Without guilds.members.read: the member can only be asked with the bot's token.
+    const token = await loginOn(t(), emulator, DEMO_IDS.bob, ['identify', 'guilds']);
+    const botCalls = (since: number): string[] =>
+      emulator.requests
+        .slice(since)
+        .filter((r) => r.auth === 'bot')
+        .map((r) => r.route);
+    const revisions = (guild: string): Promise<Response> =>
+      Promise.resolve(
+        t()
+          .http()
+          .get(`/guilds/${guild}/settings/revisions`)
+          .set('Authorization', `Bearer ${token}`),
+      );
+
+    let since = emulator.requests.length;
+    for (const guild of fed.slice(0, 3)) expect((await revisions(guild)).status).toBe(403);
+    // The guilds came from the feed: only Bob's member was asked, once a guild.
+    expect(botCalls(since)).toEqual(Array(3).fill('GET /guilds/:guild_id/members/:user_id'));
+
+    since = emulator.requests.length;
+    const refused = await revisions(fed[3]);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      code: 'RateLimited',
+      message: expect.stringMatching(/^Too many requests \(guild-load\); retry in \d+ seconds$/),
+    });
+    expect(refused.headers['x-ratelimit-bucket']).toBe('guild-load');
+    expect(botCalls(since)).toEqual([]);
+  });
+});
+
+/**
  * A request the service can already refuse costs no bot-token call (docs/request-costs.md): a user
  * whose own guild list, as read with their token, does not hold the guild is not a member, and a
  * non-member holds nothing in it.
