@@ -2,6 +2,8 @@ import { ErrorCode } from 'src/common/errors/error-code';
 import {
   BucketBusyError,
   BucketQueues,
+  callsAhead,
+  callsWaiting,
   DEFAULT_BUCKET_QUEUE_LIMITS,
   type BucketFleet,
   type BucketQueueLimits,
@@ -376,5 +378,18 @@ describe('BucketQueues', () => {
       await expect(refused.done).rejects.toThrow(/you already have 4 calls under way or waiting/);
       for (const held of mine) await complete(held);
     });
+  });
+});
+
+describe("a refusal's reason in words", () => {
+  it.each([
+    [callsWaiting(1), '1 call is waiting for it'],
+    [callsWaiting(3), '3 calls are waiting for it'],
+    [callsWaiting(1, 'the platform'), '1 call is waiting for the platform'],
+    [callsWaiting(1000, 'the platform'), '1000 calls are waiting for the platform'],
+    [callsAhead(1), '1 call is ahead of yours'],
+    [callsAhead(2), '2 calls are ahead of yours'],
+  ])('%s', (text, expected) => {
+    expect(text).toBe(expected);
   });
 });

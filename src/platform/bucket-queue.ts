@@ -39,6 +39,23 @@ const FIRST_WAITERS = 5;
 /** Weight of the newest call in a bucket's estimate of how long a call takes. */
 const SERVICE_EWMA = 0.5;
 
+/** A refusal's reason in words: "1 call is waiting for it", "3 calls are waiting for it". */
+export function callsWaiting(count: number, forWhat = 'it'): string {
+  return count === 1
+    ? `1 call is waiting for ${forWhat}`
+    : `${count} calls are waiting for ${forWhat}`;
+}
+
+/** A refusal's reason in words: "1 call is ahead of yours", "3 calls are ahead of yours". */
+export function callsAhead(count: number): string {
+  return count === 1 ? '1 call is ahead of yours' : `${count} calls are ahead of yours`;
+}
+
+/** The reason of a call refused with nobody ahead of it: its turn is further than it may wait. */
+export function noTurnWithin(maxWaitMs: number): string {
+  return `no turn would come within ${maxWaitMs} ms`;
+}
+
 /**
  * 429 `RateLimited`: a shared platform bucket's queue refused the call, with the bucket named and
  * `Retry-After`.
@@ -347,7 +364,7 @@ export class BucketQueues {
     if (this.waitingCount >= this.limits.maxWaitingInAll) {
       throw this.refuse(
         bucket,
-        `${this.waitingCount} calls are waiting for the platform`,
+        callsWaiting(this.waitingCount, 'the platform'),
         this.limits.maxWaitMs,
       );
     }
@@ -364,14 +381,18 @@ export class BucketQueues {
     const perCall = bucket.serviceMs || this.limits.maxWaitMs / FIRST_WAITERS;
     const estimateMs = untilReset + (ahead + running) * perCall;
     if (ahead >= this.limits.maxWaiting || estimateMs >= this.limits.maxWaitMs) {
-      throw this.refuse(bucket, `${ahead} calls are waiting for it`, estimateMs);
+      throw this.refuse(
+        bucket,
+        ahead === 0 ? noTurnWithin(this.limits.maxWaitMs) : callsWaiting(ahead),
+        estimateMs,
+      );
     }
     if (bucket.waiting.length < this.limits.maxWaiting) return;
     // Full: the last waiter of the caller who used the bucket most gives up its place, if that
     // caller used it more than this one.
     const heaviest = bucket.usage.heaviest(bucket.waiting);
     if (this.usageOf(bucket, heaviest.caller) <= usage) {
-      throw this.refuse(bucket, `${bucket.waiting.length} calls are waiting for it`, estimateMs);
+      throw this.refuse(bucket, callsWaiting(bucket.waiting.length), estimateMs);
     }
     this.dequeue(bucket, heaviest);
     heaviest.refuse(this.refuse(bucket, 'callers who used it less came first', estimateMs));

@@ -67,7 +67,7 @@ describe('IdentityLimiter', () => {
     const { windows } = scripted({ admitted: false, retryAfterMs: 900, reason: 'full' });
     const limiter = new IdentityLimiter({ maxWaitMs: 500, fleet: windows });
     await expect(limiter.acquire(BOT, 'user:a')).rejects.toThrow(
-      /the bot token is shared by every user of this service and 1 calls are ahead of yours; retry in 1 seconds/,
+      /the bot token is shared by every user of this service and no turn would come within 500 ms; retry in 1 seconds/,
     );
     expect(limiter.waiting).toBe(0);
   });

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { SERVICE_CALLER } from 'src/common/http/request-context';
-import { BucketBusyError } from 'src/platform/bucket-queue';
+import { BucketBusyError, callsAhead, callsWaiting, noTurnWithin } from 'src/platform/bucket-queue';
 import { CallerUsage } from 'src/platform/caller-usage';
 import {
   IDENTITY_WINDOW_MS,
@@ -155,16 +155,20 @@ export class IdentityLimiter {
     const estimateMs = untilRoomMs + ahead.length * perCallMs;
     const holdMs = this.holdMs(caller);
     if (estimateMs >= holdMs) {
-      throw this.refuse(identity, `${ahead.length + 1} calls are ahead of yours`, estimateMs);
+      throw this.refuse(
+        identity,
+        ahead.length === 0 ? noTurnWithin(holdMs) : callsAhead(ahead.length),
+        estimateMs,
+      );
     }
     if (this.waiting >= MAX_IDENTITY_WAITERS) {
-      throw this.refuse(identity, `${this.waiting} calls are waiting for it`, IDENTITY_WINDOW_MS);
+      throw this.refuse(identity, callsWaiting(this.waiting), IDENTITY_WINDOW_MS);
     }
     const capacity = Math.max(1, Math.floor(this.options.maxWaitMs / perCallMs));
     if (state.waiting.length < capacity || caller === SERVICE_CALLER) return;
     const heaviest = state.usage.heaviest(state.waiting);
     if (this.usageOf(state, heaviest.caller) <= usage) {
-      throw this.refuse(identity, `${state.waiting.length} calls are waiting for it`, estimateMs);
+      throw this.refuse(identity, callsWaiting(state.waiting.length), estimateMs);
     }
     state.waiting.splice(state.waiting.indexOf(heaviest), 1);
     heaviest.refuse(this.refuse(identity, 'callers who used it less came first', estimateMs));
