@@ -162,7 +162,8 @@ export interface BucketQueueStats {
  * refused at once, 429 with `Retry-After`, while `maxWaitingInAll` calls wait on the instance; and
  * while other callers wait in the bucket, when its caller already holds `perCaller` calls of it or
  * its estimated wait is longer than `maxWaitMs`, or when it loses its place to a caller who used
- * the bucket less. A caller alone in the line queues; none waits more than `maxWaitMs`. docs/request-costs.md, "Shared platform buckets".
+ * the bucket less. A caller alone in the line queues; none waits more than `maxWaitMs`.
+ * docs/request-costs.md, "Shared platform buckets".
  */
 export class BucketQueues {
   private readonly buckets = new Map<string, Bucket>();
@@ -272,8 +273,9 @@ export class BucketQueues {
   /**
    * Counts the call against its identity (all of its buckets together): refused when the caller
    * holds twice its per-bucket share across the identity's buckets while other callers wait for it
-   * (for a turn in one of its buckets, or for room in its rate). The identity's rate is held where calls leave, by IdentityLimiter (a bound on calls under
-   * way is no rate, and refused first come first served).
+   * (for a turn in one of its buckets, or for room in its rate). The identity's rate is held where
+   * calls leave, by IdentityLimiter (a bound on calls under way is no rate, and refused first come
+   * first served).
    */
   private enterIdentity(call: QueuedCall, bounded: boolean): IdentityId {
     const { identity, caller } = call;
