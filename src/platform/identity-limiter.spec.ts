@@ -4,7 +4,7 @@ import {
   BucketQueues,
   DEFAULT_BUCKET_QUEUE_LIMITS,
 } from 'src/platform/bucket-queue';
-import { IdentityLimiter } from 'src/platform/identity-limiter';
+import { IdentityLimiter, MAX_IDENTITY_WAITERS } from 'src/platform/identity-limiter';
 import type {
   IdentityId,
   IdentityWindows,
@@ -70,6 +70,24 @@ describe('IdentityLimiter', () => {
       /the bot token is shared by every user of this service and no turn would come within 500 ms; retry in 1 seconds/,
     );
     expect(limiter.waiting).toBe(0);
+  });
+
+  it('lets no more than MAX_IDENTITY_WAITERS calls wait on an instance, refusing the next at once', async () => {
+    const { windows } = scripted({ admitted: false, retryAfterMs: 5, reason: 'full' });
+    const limiter = new IdentityLimiter({ maxWaitMs: 600_000, fleet: windows });
+    // A fast identity, so that a thousand calls ahead is still a short wait: only the bound refuses.
+    const fast: IdentityId = { key: 'fast', label: 'the bot token', perSecond: 100_000 };
+    const waiting = Array.from({ length: MAX_IDENTITY_WAITERS }, (_, i) =>
+      limiter.acquire(fast, `user:${i}`).catch((e: unknown) => e),
+    );
+    while (limiter.waiting < MAX_IDENTITY_WAITERS) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await expect(limiter.acquire(fast, 'user:one-more')).rejects.toThrow(
+      `the bot token is shared by every user of this service and ${MAX_IDENTITY_WAITERS} calls are waiting for it`,
+    );
+    expect(limiter.waiting).toBe(MAX_IDENTITY_WAITERS);
+    expect(waiting).toHaveLength(MAX_IDENTITY_WAITERS);
   });
 
   it('lets waiting calls through when room comes, the caller who asked least first', async () => {
