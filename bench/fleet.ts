@@ -162,17 +162,20 @@ const REDIRECT = DEFAULT_REDIRECT_URI;
 const TOKEN_ENCRYPTION_KEY = Buffer.alloc(32, 11).toString('base64');
 /** Guild ids per membership-feed part (the service takes up to 4,000). */
 const FEED_PART = 4_000;
-/** Guilds whose GUILD_CREATE the bot reports before it waits for the service to take them. */
-const STATE_FEED_CHUNK = 500;
 /** Guilds per shard of the simulated bot (the platform requires a shard per 2,500 at most). */
 const GUILDS_PER_SHARD = 1_000;
 /** A large bot's `max_concurrency`: this many shards identify at once, every IDENTIFY_EVERY_MS. */
 const MAX_CONCURRENCY = 16;
 const IDENTIFY_EVERY_MS = 5_000;
-/** GUILD_CREATEs the simulated bot makes in a row while it restarts, between turns of the loop. */
-const RESTART_YIELD_EVERY = 10;
+/** GUILD_CREATEs the simulated bot makes in a row, between turns of the loop (its reports go out). */
+const GUILD_CREATES_IN_A_ROW = 10;
 /** How long a restart may take until every guild is live again before the run gives up waiting. */
 const RESTART_WAIT_MS = 600_000;
+/**
+ * Retries of an earlier visit's login refused with 429: those logins are made while the bot's guild
+ * states are fed, on a machine busy with it, and are not what the run measures.
+ */
+const EARLIER_VISIT_RETRIES = 5;
 /** Other members per guild besides its owner and the bot. */
 const MEMBERS_PER_GUILD = 4;
 /** A guild opened this recently is warm in the fleet's platform cache (PLATFORM_CACHE_TTL 5 s). */
@@ -247,7 +250,12 @@ const STEPS = [
 type Step = (typeof STEPS)[number];
 
 interface World {
-  seed: EmulatorSeed;
+  /**
+   * The platform's users and guilds, made anew for each run: the emulator keeps a copy of its own,
+   * and a world of 100,000 guilds held twice (here and there) takes gigabytes.
+   */
+  seed: () => EmulatorSeed;
+  application: EmulatorSeed['application'];
   /** Accounts that flood cold guilds, and the guilds each belongs to without permission. */
   attackers: string[];
   attackedGuilds: Map<string, string[]>;
@@ -477,6 +485,13 @@ function sequence(seed: number): (n: number) => number {
 }
 
 function buildWorld(options: Options): World {
+  const world: Partial<ReturnType<typeof generateWorld>> = generateWorld(options);
+  delete world.guilds;
+  return world as World;
+}
+
+/** The world with its guilds; the same options make the same world. */
+function generateWorld(options: Options): World & { guilds: SeedGuild[] } {
   const botId = DEMO_SEED.application.id;
   const bot = DEMO_SEED.users.find((user) => user.id === botId);
   if (!bot) throw new Error('the demo seed has no bot user');
@@ -552,7 +567,9 @@ function buildWorld(options: Options): World {
     avatar: null,
   });
   return {
-    seed: {
+    guilds,
+    application: DEMO_SEED.application,
+    seed: () => ({
       application: DEMO_SEED.application,
       users: [
         bot,
@@ -560,8 +577,8 @@ function buildWorld(options: Options): World {
         ...users.map((id, i) => user(id, `user${i}`)),
         ...attackers.map((id, i) => user(id, `attacker${i}`)),
       ],
-      guilds,
-    },
+      guilds: generateWorld(options).guilds,
+    }),
     attackers,
     attackedGuilds,
     botId,
@@ -751,7 +768,7 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
   // made (below); from the users' part on it runs as the wall clock does.
   let earlierVisitsMs = 0;
   const emulator = await PlatformEmulator.start(
-    world.seed,
+    world.seed(),
     {},
     {
       maxLoggedRequests: 10_000_000,
@@ -769,9 +786,9 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
       REDIS_URL: options.redisUrl,
       REDIS_KEY_PREFIX: `fleet-${randomBytes(4).toString('hex')}:`,
       TOKEN_ENCRYPTION_KEY,
-      DISCORD_BOT_TOKEN: world.seed.application.bot_token,
-      DISCORD_CLIENT_ID: world.seed.application.id,
-      DISCORD_CLIENT_SECRET: world.seed.application.secret,
+      DISCORD_BOT_TOKEN: world.application.bot_token,
+      DISCORD_CLIENT_ID: world.application.id,
+      DISCORD_CLIENT_SECRET: world.application.secret,
       DISCORD_API_URL: emulator.apiUrl,
       ROOT_USERS: world.operator,
       LOG_LEVEL: 'warn',
@@ -799,6 +816,43 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
     const botToken = await reportBotGuilds(fleet, emulator, world);
     console.log(`the bot's ${world.guildIds.length} guilds reported through the membership feed`);
 
+    // Returning users come back with the session of an earlier visit. Those visits' logins met
+    // the token endpoint's bucket at the time; here the emulator's clock moves on a second for
+    // each bucket's worth, so that hours of earlier visits take seconds of the emulator's windows
+    // and leave none open. The service's own limiter holds them to the endpoint's rate in real
+    // time, so they are made while the bot's guild states are fed (neither waits on the other).
+    const returning = new Map<string, string>();
+    const scoped = new Set(
+      world.users.filter((_, i) => world.draws[i].scope < spec.memberScopePercent / 100),
+    );
+    const keptStarted = performance.now();
+    const comingBack = world.users.filter(
+      (_, i) => world.draws[i].returning < spec.returningPercent / 100,
+    );
+    const attackerTokens: string[] = [];
+    const keptSessions = (async (): Promise<number> => {
+      const perWindow = TOKEN_ENDPOINT_PER_SECOND - 1;
+      for (let i = 0; i < comingBack.length; i += perWindow) {
+        const group = comingBack.slice(i, i + perWindow);
+        const tokens = await Promise.all(
+          group.map((user) =>
+            login(fleet, emulator, user, scopesOf(user, scoped), EARLIER_VISIT_RETRIES),
+          ),
+        );
+        group.forEach((user, k) => returning.set(user, tokens[k]));
+        earlierVisitsMs += 1_000;
+      }
+      for (const attacker of world.attackers) {
+        attackerTokens.push(
+          await login(fleet, emulator, attacker, undefined, EARLIER_VISIT_RETRIES),
+        );
+        earlierVisitsMs += 1_000 / TOKEN_ENDPOINT_PER_SECOND;
+      }
+      return (performance.now() - keptStarted) / 1000;
+    })();
+    // Awaited after the feed; a failure meanwhile waits for that.
+    keptSessions.catch(() => undefined);
+
     // The shards connected to the gateway: every one, but while a restart's shards identify.
     const connected = new Set(world.shardGuilds.keys());
     if (spec.guildState === 'on') {
@@ -808,33 +862,7 @@ async function run(options: Options, world: World, spec: RunSpec): Promise<RunRe
         forward(forwarding, world, connected, change),
       );
     }
-
-    // Returning users come back with the session of an earlier visit. Those visits' logins met
-    // the token endpoint's bucket at the time; here the emulator's clock moves on a second for
-    // each bucket's worth, so that hours of earlier visits take seconds and leave no window open.
-    const returning = new Map<string, string>();
-    const scoped = new Set(
-      world.users.filter((_, i) => world.draws[i].scope < spec.memberScopePercent / 100),
-    );
-    const keptStarted = performance.now();
-    const comingBack = world.users.filter(
-      (_, i) => world.draws[i].returning < spec.returningPercent / 100,
-    );
-    const perWindow = TOKEN_ENDPOINT_PER_SECOND - 1;
-    for (let i = 0; i < comingBack.length; i += perWindow) {
-      const group = comingBack.slice(i, i + perWindow);
-      const tokens = await Promise.all(
-        group.map((user) => login(fleet, emulator, user, scopesOf(user, scoped))),
-      );
-      group.forEach((user, k) => returning.set(user, tokens[k]));
-      earlierVisitsMs += 1_000;
-    }
-    const attackerTokens: string[] = [];
-    for (const attacker of world.attackers) {
-      attackerTokens.push(await login(fleet, emulator, attacker));
-      earlierVisitsMs += 1_000 / TOKEN_ENDPOINT_PER_SECOND;
-    }
-    const keptSessionsSeconds = (performance.now() - keptStarted) / 1000;
+    const keptSessionsSeconds = await keptSessions;
     if (returning.size > 0) {
       console.log(
         `${returning.size} sessions of earlier visits made in ${keptSessionsSeconds.toFixed(0)} s`,
@@ -1020,15 +1048,22 @@ async function login(
   emulator: PlatformEmulator,
   userId: string,
   scopes?: string[],
+  /** Before the run (an earlier visit): a 429 is waited out as its `Retry-After` says, and retried. */
+  retries = 0,
 ): Promise<string> {
-  const code = emulator.issueCode({ userId, scopes, redirectUri: REDIRECT });
-  const response = await fleet.request('POST', '/oauth2', {
-    from: addressOf(userId),
-    body: { code, redirect_uri: REDIRECT },
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`login answered ${response.status}: ${text}`);
-  return (JSON.parse(text) as { token: string }).token;
+  for (let attempt = 0; ; attempt++) {
+    const code = emulator.issueCode({ userId, scopes, redirectUri: REDIRECT });
+    const response = await fleet.request('POST', '/oauth2', {
+      from: addressOf(userId),
+      body: { code, redirect_uri: REDIRECT },
+    });
+    const text = await response.text();
+    if (response.status === 200) return (JSON.parse(text) as { token: string }).token;
+    if (response.status !== 429 || attempt >= retries) {
+      throw new Error(`login answered ${response.status}: ${text}`);
+    }
+    await sleep(Number(response.headers.get('Retry-After') ?? '1') * 1000);
+  }
 }
 
 /**
@@ -1143,12 +1178,14 @@ async function feedGuildStates(
   const reporter = startReporter(fleet, emulator, apiToken, counts, errors);
   const started = performance.now();
   const ids = world.guildIds;
-  for (let i = 0; i < ids.length; i += STATE_FEED_CHUNK) {
-    for (const id of ids.slice(i, i + STATE_FEED_CHUNK)) {
-      reporter.guildCreate(
-        shardOfGuild(id, world.shardCount),
-        emulator.state.gatewayGuildState(id),
-      );
+  // As the shards connect, MAX_CONCURRENCY at a time, each with all of its guilds: whole batches,
+  // every shard's one at a time (the reporter's way), with nothing held back for the pace.
+  for (let first = 0; first < world.shardCount; first += MAX_CONCURRENCY) {
+    for (let shard = first; shard < Math.min(first + MAX_CONCURRENCY, world.shardCount); shard++) {
+      for (const [n, id] of world.shardGuilds[shard].entries()) {
+        reporter.guildCreate(shard, emulator.state.gatewayGuildState(id));
+        if (n % GUILD_CREATES_IN_A_ROW === GUILD_CREATES_IN_A_ROW - 1) await sleep(0);
+      }
     }
     await reporter.flush();
   }
@@ -1224,7 +1261,7 @@ async function restartBot(
         bot?.reporter.guildCreate(shard, emulator.state.gatewayGuildState(id));
         // The bench's own process makes the GUILD_CREATEs, beside the emulator and the users: it
         // hands the event loop back often, so that the platform's answers are not held up.
-        if (n % RESTART_YIELD_EVERY === RESTART_YIELD_EVERY - 1) await sleep(1);
+        if (n % GUILD_CREATES_IN_A_ROW === GUILD_CREATES_IN_A_ROW - 1) await sleep(1);
       }
       sending.push(
         (async () => {

@@ -64,6 +64,12 @@ export interface BotMembershipChange {
 export class EmulatorState {
   private readonly users = new Map<string, APIUser>();
   private readonly guilds = new Map<string, SeedGuild>();
+  /**
+   * The guilds each user is a member of, by id: `GET /users/@me/guilds` reads a user's own, where a
+   * scan of every guild would cost a large world's (100,000 guilds in `bench:fleet`) on each call.
+   * Kept by every change of members here (`addMember`, `removeMember`, `addGuild`).
+   */
+  private readonly guildsByMember = new Map<string, Set<string>>();
   private commands: APIApplicationCommand[] = [];
   private nextId = 1_200_000_000_000_000_000n;
   /** Authorization codes and the grants issued for them. */
@@ -76,7 +82,10 @@ export class EmulatorState {
     private readonly now: () => number = Date.now,
   ) {
     for (const user of seed.users) this.users.set(user.id, user);
-    for (const guild of seed.guilds) this.guilds.set(guild.id, guild);
+    for (const guild of seed.guilds) {
+      this.guilds.set(guild.id, guild);
+      this.indexMembers(guild);
+    }
     this.oauth2 = new EmulatorOAuth2(
       (userId) => this.users.has(userId),
       now,
@@ -106,6 +115,19 @@ export class EmulatorState {
     return guild.members.find((member) => member.user_id === userId);
   }
 
+  private memberships(userId: string): Set<string> {
+    let guilds = this.guildsByMember.get(userId);
+    if (!guilds) {
+      guilds = new Set();
+      this.guildsByMember.set(userId, guilds);
+    }
+    return guilds;
+  }
+
+  private indexMembers(guild: SeedGuild): void {
+    for (const member of guild.members) this.memberships(member.user_id).add(guild.id);
+  }
+
   /**
    * Run-time change (tests, demo): `userId` joins the guild, or, already a member, changes (roles,
    * timeout). The bot joins with its own id: `guild_create` with the guild as its gateway holds it;
@@ -117,6 +139,7 @@ export class EmulatorState {
     const joins = isBot && !this.member(guild, this.botUserId);
     const apply = (): void => {
       guild.members = [...guild.members.filter((m) => m.user_id !== member.user_id), member];
+      this.memberships(member.user_id).add(guild.id);
     };
     if (isBot && !joins) {
       this.change(guild, apply, () => [{ type: 'bot_member_update', member: stateMember(member) }]);
@@ -134,6 +157,7 @@ export class EmulatorState {
     const guild = this.requireGuild(guildId);
     const leaves = userId === this.botUserId && !!this.member(guild, userId);
     guild.members = guild.members.filter((member) => member.user_id !== userId);
+    this.guildsByMember.get(userId)?.delete(guild.id);
     if (!leaves) return;
     this.announce({ guildId, present: false });
     this.announceState(guildId, [{ type: 'guild_delete', unavailable: false }]);
@@ -143,6 +167,7 @@ export class EmulatorState {
   addGuild(guild: SeedGuild): void {
     if (this.guilds.has(guild.id)) throw new Error(`guild ${guild.id} exists`);
     this.guilds.set(guild.id, guild);
+    this.indexMembers(guild);
     if (!this.member(guild, this.botUserId)) return;
     this.announce({ guildId: guild.id, present: true });
     this.announceGuildCreate(guild);
@@ -399,8 +424,8 @@ export class EmulatorState {
     userId: string,
     page: { after?: string; before?: string; limit: number },
   ): RESTAPIPartialCurrentUserGuild[] {
-    return [...this.guilds.values()]
-      .filter((guild) => this.member(guild, userId))
+    return [...(this.guildsByMember.get(userId) ?? [])]
+      .map((id) => this.requireGuild(id))
       .sort((a, b) => compareSnowflakes(a.id, b.id))
       .filter((guild) => !page.after || compareSnowflakes(guild.id, page.after) > 0)
       .filter((guild) => !page.before || compareSnowflakes(guild.id, page.before) < 0)
