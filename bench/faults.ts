@@ -41,8 +41,8 @@ import {
  * than once; revisions gapless; no read older than an update acknowledged more than
  * `STALE_BOUND_MS` before it began (docs/caching.md, "What bounds staleness"); the follower's
  * events in order, each once, gaps only with a `reset`; no 5xx but the documented outage answers
- * (500 with `Retry-After`, naming what is down, or saying a change's COMMIT went unanswered). Prints a table per fault and exits with 1 on any
- * anomaly.
+ * (500 with `Retry-After`, naming what is down, or saying a change's COMMIT went unanswered).
+ * Prints a table per fault and exits with 1 on any anomaly.
  */
 
 const FAULTS = [

@@ -167,7 +167,7 @@ const GUILDS_PER_SHARD = 1_000;
 /** A large bot's `max_concurrency`: this many shards identify at once, every IDENTIFY_EVERY_MS. */
 const MAX_CONCURRENCY = 16;
 const IDENTIFY_EVERY_MS = 5_000;
-/** GUILD_CREATEs the simulated bot makes in a row, between turns of the loop (its reports go out). */
+/** GUILD_CREATEs the simulated bot makes in a row before its reports may leave (a loop's turn). */
 const GUILD_CREATES_IN_A_ROW = 10;
 /** How long a restart may take until every guild is live again before the run gives up waiting. */
 const RESTART_WAIT_MS = 600_000;
@@ -290,7 +290,7 @@ interface StepResult {
 
 /** What the simulated bot sent through the guild-state feed. */
 interface FeedReport {
-  /** The initial GUILD_CREATEs: guilds, bytes of their reports, seconds until every instance held them live. */
+  /** The first GUILD_CREATEs: guilds, bytes of their reports, seconds until live everywhere. */
   fedGuilds: number;
   fedBytes: number;
   fedSeconds: number;
@@ -311,10 +311,16 @@ interface RestartReport {
   /** Guilds whose GUILD_CREATE the new streams re-sent, and the bytes of their batches. */
   guilds: number;
   bytes: number;
-  /** From the restart: until the last shard identified, and until every instance held every guild live on a new stream (null: not within RESTART_WAIT_MS). */
+  /**
+   * From the restart: until the last shard identified, and until every instance held every guild
+   * live on a new stream (null: not within RESTART_WAIT_MS).
+   */
   identifiedSeconds: number;
   liveSeconds: number | null;
-  /** The window, from the restart until every guild was live again: performance.now() for the users' steps, the emulator's clock for its request log. */
+  /**
+   * The window, from the restart until every guild was live again: performance.now() for the users'
+   * steps, the emulator's clock for its request log.
+   */
   from: number;
   until: number;
   fromAt: number;
@@ -324,7 +330,7 @@ interface RestartReport {
    * (performance.now()); until then, what its guilds serve is the replaced stream's last state.
    */
   resentAt: number[];
-  /** Guild-state batches of the new streams not answered 200, and reporter errors, in the window. */
+  /** Batches of the new streams not answered 200, and reporter errors, in the window. */
   failedBatches: number;
   reporterErrors: string[];
   /** When it did not end in time: what the instances last said was behind. */
@@ -485,13 +491,11 @@ function sequence(seed: number): (n: number) => number {
 }
 
 function buildWorld(options: Options): World {
-  const world: Partial<ReturnType<typeof generateWorld>> = generateWorld(options);
-  delete world.guilds;
-  return world as World;
+  return generateWorld(options).world;
 }
 
-/** The world with its guilds; the same options make the same world. */
-function generateWorld(options: Options): World & { guilds: SeedGuild[] } {
+/** The world and its guilds; the same options make the same world. */
+function generateWorld(options: Options): { world: World; guilds: SeedGuild[] } {
   const botId = DEMO_SEED.application.id;
   const bot = DEMO_SEED.users.find((user) => user.id === botId);
   if (!bot) throw new Error('the demo seed has no bot user');
@@ -566,8 +570,7 @@ function generateWorld(options: Options): World & { guilds: SeedGuild[] } {
     discriminator: '0',
     avatar: null,
   });
-  return {
-    guilds,
+  const world: World = {
     application: DEMO_SEED.application,
     seed: () => ({
       application: DEMO_SEED.application,
@@ -593,6 +596,7 @@ function generateWorld(options: Options): World & { guilds: SeedGuild[] } {
     sizes,
     entities,
   };
+  return { world, guilds };
 }
 
 function isThread(channel: SeedChannel): boolean {
@@ -1048,7 +1052,10 @@ async function login(
   emulator: PlatformEmulator,
   userId: string,
   scopes?: string[],
-  /** Before the run (an earlier visit): a 429 is waited out as its `Retry-After` says, and retried. */
+  /**
+   * Before the run (an earlier visit): a 429 is retried after its `Retry-After`, up to this many
+   * times.
+   */
   retries = 0,
 ): Promise<string> {
   for (let attempt = 0; ; attempt++) {
@@ -1125,7 +1132,7 @@ interface SimulatedBot {
   fedSeconds: number;
 }
 
-/** Batches a bot's reporters sent (through the fleet, in turn), those not answered 200, and bytes. */
+/** Batches the bot's reporters sent (to the instances in turn), those not answered 200, bytes. */
 interface BatchCounts {
   batches: number;
   failed: number;

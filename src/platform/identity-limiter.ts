@@ -63,8 +63,9 @@ interface IdentityState {
  * any instance), a caller holds at most its share of the window (`decideInWindow`); while none
  * does, one caller may use all of it. A call that finds no room waits here, never past
  * `maxWaitMs`; while calls wait, room goes first to the caller who asked the least of the identity
- * in the last minute or two (then the oldest). A call whose wait would pass `maxWaitMs` is refused at once, 429 with
- * `Retry-After` naming the identity, as is one that loses its place to a caller who asked less.
+ * in the last minute or two (then the oldest). A call whose wait would pass `maxWaitMs` is refused
+ * at once, 429 with `Retry-After` naming the identity, as is one that loses its place to a caller
+ * who asked less.
  */
 export class IdentityLimiter {
   private readonly logger = new Logger(IdentityLimiter.name);
