@@ -116,11 +116,17 @@ export class FleetIdentityWindows implements IdentityWindows {
       IN_FLIGHT_MS,
     )) as [number, number?, string?];
     if (answer[0] === 1) {
+      let answered = false;
       return {
         admitted: true,
         place: {
           done: () => {
+            answered = true;
             this.redis.eval(DONE, 1, key, `${id}|${caller}`).catch(() => undefined);
+          },
+          // A place that cannot be given back (Redis lost meanwhile) leaves after IN_FLIGHT_MS.
+          giveBack: () => {
+            if (!answered) this.redis.zrem(key, `${id}|${caller}`).catch(() => undefined);
           },
         },
       };

@@ -5,6 +5,7 @@ import {
   DEFAULT_BUCKET_QUEUE_LIMITS,
 } from 'src/platform/bucket-queue';
 import { IdentityLimiter, MAX_IDENTITY_WAITERS } from 'src/platform/identity-limiter';
+import { eventually } from 'test/support/eventually';
 import type {
   IdentityId,
   IdentityWindows,
@@ -34,7 +35,10 @@ function scripted(refusal: Exclude<WindowVerdict, { admitted: true }>): {
       admitted.push(caller);
       // One place frees at a time: the next take waits for the next room.
       closed = true;
-      return Promise.resolve<WindowTake>({ admitted: true, place: { done: () => undefined } });
+      return Promise.resolve<WindowTake>({
+        admitted: true,
+        place: { done: () => undefined, giveBack: () => undefined },
+      });
     },
   };
   return { windows, asked, admitted, open: () => (closed = false) };
@@ -91,7 +95,9 @@ describe('IdentityLimiter', () => {
   });
 
   it('lets waiting calls through when room comes, the caller who asked least first', async () => {
-    const script = scripted({ admitted: false, retryAfterMs: 5, reason: 'full' });
+    // Refused with no wait: every waiter is due whenever the limiter looks (with a wait, one
+    // refused a moment later would be due a moment later, and a look between would skip it).
+    const script = scripted({ admitted: false, retryAfterMs: 0, reason: 'full' });
     const limiter = new IdentityLimiter({ maxWaitMs: 60_000, fleet: script.windows });
     // The heavy caller has asked three times already (each refused for want of room).
     const heavy = [1, 2, 3].map(() => limiter.acquire(BOT, 'user:heavy'));
@@ -108,6 +114,36 @@ describe('IdentityLimiter', () => {
     script.open();
     await heavy[2];
     expect(limiter.waiting).toBe(0);
+  });
+
+  it('lets through a call that came to wait while room was being asked for another', async () => {
+    // The fleet's windows answer when told (Redis is a round trip away).
+    const answers: ((take: WindowTake) => void)[] = [];
+    const windows: IdentityWindows = {
+      take: () => new Promise<WindowTake>((resolve) => answers.push(resolve)),
+    };
+    const asked = (count: number): Promise<number> =>
+      eventually(
+        () => Promise.resolve(answers.length),
+        (length) => length >= count,
+      );
+    const place = { done: () => undefined, giveBack: () => undefined };
+    const limiter = new IdentityLimiter({ maxWaitMs: 1_000, fleet: windows });
+    const first = limiter.acquire(BOT, 'user:a');
+    expect(await asked(1)).toBe(1);
+    answers[0]({ admitted: false, retryAfterMs: 5, reason: 'full' });
+    // Its wait ends: the limiter asks room for it again, and waits for the answer.
+    expect(await asked(2)).toBe(2);
+    // Meanwhile another call comes to wait; its wake-up comes while that answer is awaited.
+    const second = limiter.acquire(BOT, 'user:b');
+    expect(limiter.waiting).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    answers[1]({ admitted: true, place });
+    await expect(first).resolves.toBe(place);
+    // The second call is asked for in turn, not left until its deadline.
+    expect(await asked(3)).toBe(3);
+    answers[2]({ admitted: true, place });
+    await expect(second).resolves.toBe(place);
   });
 
   it("falls back to this instance's share of the rate when the fleet's windows fail, without waiting", async () => {
@@ -133,9 +169,9 @@ describe('a crowd behind one address on the token endpoint (10 calls a second)',
   afterEach(() => jest.useRealTimers());
 
   /**
-   * `count` logins of `callers` (in turn), one every `everyMs`, each an exchange through the
-   * endpoint's bucket queue and its identity's window, answered at once. Resolves with when each
-   * call left (or its refusal).
+   * `count` logins of `callers` (in turn), one every `everyMs`, each an exchange as PlatformHttp
+   * makes it: room in its identity's window, then its turn in the endpoint's bucket queue, answered
+   * at once. Resolves with when each call left (or its refusal).
    */
   async function logins(
     count: number,
@@ -151,19 +187,23 @@ describe('a crowd behind one address on the token endpoint (10 calls a second)',
     const calls: Promise<void>[] = [];
     for (let i = 0; i < count; i++) {
       const caller = callers(i);
-      calls.push(
-        queues
-          .run(
+      const exchange = async (): Promise<void> => {
+        const place = await limiter.acquire(ENDPOINT, caller);
+        try {
+          await queues.run(
             { key: TOKEN, label: 'POST /oauth2/token', identity: ENDPOINT, caller },
-            async () => {
-              const place = await limiter.acquire(ENDPOINT, caller);
+            () => {
               left.push(now());
               leftBy.set(caller, (leftBy.get(caller) ?? 0) + 1);
               place.done();
+              return Promise.resolve();
             },
-          )
-          .catch((error: unknown) => void refused.push(error as BucketBusyError)),
-      );
+          );
+        } finally {
+          place.giveBack();
+        }
+      };
+      calls.push(exchange().catch((error: unknown) => void refused.push(error as BucketBusyError)));
       await jest.advanceTimersByTimeAsync(everyMs);
     }
     while (left.length + refused.length < count) await jest.advanceTimersByTimeAsync(10);

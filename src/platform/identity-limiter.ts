@@ -51,6 +51,8 @@ interface IdentityState {
   /** When `timer` fires. */
   timerAt: number;
   pumping: boolean;
+  /** A wake-up came while the waiters were being let through: they are looked at again after. */
+  again: boolean;
 }
 
 /**
@@ -228,8 +230,13 @@ export class IdentityLimiter {
    * has room; then sleeps until the window's next room, or a waiter's own.
    */
   private async pump(identity: IdentityId, state: IdentityState): Promise<void> {
-    if (state.pumping) return;
+    if (state.pumping) {
+      // A waiter that came meanwhile is not in this pass's order: one more pass follows it.
+      state.again = true;
+      return;
+    }
     state.pumping = true;
+    state.again = false;
     let wakeAt = Number.POSITIVE_INFINITY;
     try {
       const order = [...state.waiting].sort(
@@ -243,8 +250,8 @@ export class IdentityLimiter {
         }
         const verdict = await this.take(identity, waiter.caller);
         if (!state.waiting.includes(waiter)) {
-          // Refused meanwhile (its deadline, or its place lost): the room goes back.
-          if (verdict.admitted) verdict.place.done();
+          // Refused meanwhile (its deadline, or its place lost): the room goes back unused.
+          if (verdict.admitted) verdict.place.giveBack();
           continue;
         }
         if (verdict.admitted) {
@@ -269,6 +276,7 @@ export class IdentityLimiter {
     } finally {
       state.pumping = false;
     }
+    if (state.again) wakeAt = this.now();
     if (state.waiting.length > 0 && Number.isFinite(wakeAt)) this.schedule(identity, state, wakeAt);
   }
 
@@ -285,6 +293,7 @@ export class IdentityLimiter {
         timer: null,
         timerAt: 0,
         pumping: false,
+        again: false,
       };
       this.states.set(key, state);
     }

@@ -168,4 +168,22 @@ describe('decideInWindow', () => {
     clock = 5_000 + IDENTITY_WINDOW_MS;
     expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: true });
   });
+
+  it('frees a place given back at once: the call never reached the platform', async () => {
+    let clock = 0;
+    const windows = new LocalIdentityWindows(() => clock);
+    const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
+    const first = await windows.take(identity, 'a', 2);
+    const second = await windows.take(identity, 'b', 2);
+    if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: false });
+    // Refused before the wire (by its bucket's queue): no second at the platform counts it.
+    first.place.giveBack();
+    clock = 1;
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: true });
+    // Given back after it was answered, a place still leaves only a window after its answer.
+    second.place.done();
+    second.place.giveBack();
+    expect(await windows.take(identity, 'd', 2)).toMatchObject({ admitted: false });
+  });
 });

@@ -86,9 +86,14 @@ function waitFor(entries: readonly WindowEntry[], now: number, windowMs: number)
   return Math.max(1, Math.min(...answered) + windowMs - now);
 }
 
-/** A place taken in an identity's window: `done` when the call's answer came, or it failed. */
+/**
+ * A place taken in an identity's window: `done` when the call's answer came, or it failed (it leaves
+ * a window later); `giveBack` when the call never left (refused before the wire): it leaves now.
+ * Once `done`, `giveBack` changes nothing.
+ */
 export interface WindowPlace {
   done(): void;
+  giveBack(): void;
 }
 
 /** What taking a place answers: the place, or the refusal. */
@@ -132,9 +137,19 @@ export class LocalIdentityWindows implements IdentityWindows {
     }
     const entry = { at: now + IN_FLIGHT_MS, caller };
     entries.push(entry);
+    let answered = false;
     return Promise.resolve({
       admitted: true,
-      place: { done: () => void (entry.at = Math.min(entry.at, this.now())) },
+      place: {
+        done: () => {
+          answered = true;
+          entry.at = Math.min(entry.at, this.now());
+        },
+        giveBack: () => {
+          // Dated before every window, the next take drops it; an answered call's place stays.
+          if (!answered) entry.at = Number.NEGATIVE_INFINITY;
+        },
+      },
     });
   }
 }

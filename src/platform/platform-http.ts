@@ -192,6 +192,11 @@ interface CallState {
   attempts: number;
   /** The shared identity each request of the call takes room in; null for a user's own token. */
   identity: IdentityId | null;
+  /**
+   * Room in the identity's rate taken before the call's bucket turn (`queued`), for its first
+   * request; null once that request took it (a retry takes room of its own), or never taken.
+   */
+  room: WindowPlace | null;
   /** Who the call is charged to (currentCaller). */
   caller: string;
 }
@@ -270,6 +275,7 @@ export class PlatformHttp {
       }),
       attempts: 0,
       identity: identityOf(call.auth),
+      room: null,
       caller: currentCaller(),
     };
     const started = performance.now();
@@ -299,11 +305,17 @@ export class PlatformHttp {
   }
 
   /**
-   * A call on an identity the whole service shares (the bot token, the OAuth2 client) waits for
-   * its bucket in a fair, bounded queue, charged to the request's caller; a user's own token is
-   * limited per user and goes straight to the transport.
+   * A call on an identity the whole service shares (the bot token, the OAuth2 client) takes room
+   * in the identity's rate, then waits for its bucket in a fair, bounded queue, both charged to the
+   * request's caller; a user's own token is limited per user and goes straight to the transport.
+   *
+   * Room comes first: a call waiting for it (the fleet's window full) holds no bucket turn, so the
+   * room that comes goes to the caller who asked least of the identity, never to whoever held the
+   * turn (a made-up code ahead of a login on the token endpoint, whose bucket is one per
+   * instance). Room a call does not use (refused by its queue, the budget or the breaker) is given
+   * back. docs/request-costs.md, "Shared platform identities".
    */
-  private queued(
+  private async queued(
     call: PlatformCall,
     state: CallState,
     send: () => Promise<PlatformAnswer>,
@@ -314,10 +326,19 @@ export class PlatformHttp {
     const key = `${call.auth.kind}${call.ownMember ? ':own' : ''}:${label}:${major}`;
     const identity = state.identity ?? BOT_IDENTITY;
     const queued = performance.now();
-    return this.queues.run({ key, label, identity, caller: state.caller, observed }, () => {
-      span.setAttribute(SpanAttribute.platformQueueWaitMs, Math.round(performance.now() - queued));
-      return send();
-    });
+    state.room = await this.options.identities.acquire(identity, state.caller);
+    try {
+      return await this.queues.run({ key, label, identity, caller: state.caller, observed }, () => {
+        span.setAttribute(
+          SpanAttribute.platformQueueWaitMs,
+          Math.round(performance.now() - queued),
+        );
+        return send();
+      });
+    } finally {
+      state.room?.giveBack();
+      state.room = null;
+    }
   }
 
   private async sendWithRetries(call: PlatformCall, state: CallState): Promise<PlatformAnswer> {
@@ -454,6 +475,9 @@ export class PlatformHttp {
     viaProxy: boolean,
   ): Promise<ResponseLike> {
     const state = this.calls.getStore();
+    // The call's first request uses the room taken before its turn; until it leaves, the room is
+    // the call's to give back (`queued`) if the budget or the breaker refuses it.
+    let place: WindowPlace | null = state?.room ?? null;
     await this.checkBudget(state?.label ?? url, state);
     const path: BreakerPath = viaProxy ? 'proxy' : 'platform';
     const admission = admit(this.breakers[path], performance.now(), this.breakerSettings);
@@ -461,8 +485,8 @@ export class PlatformHttp {
     this.breakers[path] = admission.state;
     const { probe } = admission;
     if (probe) this.options.metrics?.platformBreaker(path, 'half_open');
-    let place: WindowPlace | null = null;
-    if (state?.identity) {
+    if (state) state.room = null;
+    if (!place && state?.identity) {
       try {
         place = await this.options.identities.acquire(state.identity, state.caller);
       } catch (error) {

@@ -90,6 +90,26 @@ describeWithRedis('platform identities’ windows in Redis', () => {
     expect(after.admitted).toBe(true);
   });
 
+  it('frees a place given back unused at once, for every instance', async () => {
+    const [a, b] = await fleet(2);
+    const first = await a.take(BOT, 'user:a', 1);
+    if (!first.admitted) throw new Error('an empty window has room');
+    expect(await b.take(BOT, 'user:b', 1)).toMatchObject({ admitted: false, reason: 'full' });
+    // Refused before the wire: the platform never counted it, so neither does the window.
+    first.place.giveBack();
+    const after = await eventually(
+      () => b.take(BOT, 'user:b', 1),
+      (take) => take.admitted,
+      5_000,
+    );
+    expect(after.admitted).toBe(true);
+    if (!after.admitted) return;
+    // Answered, a place stays a window however it is given back.
+    after.place.done();
+    after.place.giveBack();
+    expect(await a.take(BOT, 'user:a', 1)).toMatchObject({ admitted: false, reason: 'full' });
+  });
+
   it('falls back to this instance’s share while Redis cannot be reached, without waiting for it', async () => {
     const down = await connect();
     const windows = new FleetIdentityWindows(
