@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { createRootLogger, flushLogs } from 'src/common/logging/app-logger';
+import { createRootLogger, endLogs, flushLogs } from 'src/common/logging/app-logger';
 import { SERVICE_VERSION } from 'src/common/service-version';
 import { assertCanListen, listenFailure, StartupFailure } from 'src/common/startup/startup-failure';
 import type { Tracing } from 'src/common/tracing/tracing';
@@ -81,8 +81,9 @@ async function failBoot(error: unknown): Promise<never> {
   } else {
     logger.fatal({ err: error }, `The service could not start: ${(error as Error).message}`);
   }
-  // The fatal line is the last: modules still starting beside the one that failed log nothing more.
-  logger.level = 'silent';
+  // The fatal line is the last: modules still starting beside the one that failed log nothing more,
+  // through the root or any child of it (Fastify's).
+  endLogs(logger);
   await flushLogs(logger);
   process.exit(1);
 }

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { AppLogger, createRootLogger } from 'src/common/logging/app-logger';
+import { AppLogger, createRootLogger, endLogs } from 'src/common/logging/app-logger';
 
 /** An AppLogger at `level` and the JSON lines it wrote. */
 function capture(level: 'info' | 'debug'): { logger: AppLogger; lines: Record<string, unknown>[] } {
@@ -47,6 +47,30 @@ describe('AppLogger', () => {
     expect(lines.map((line) => [line.level, line.context])).toEqual([
       ['error', 'RedisConnection'],
       ['warn', 'NestApplication'],
+    ]);
+  });
+});
+
+describe('endLogs', () => {
+  it('ends the output of the root and of every child of it, whatever level the child has', () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const root = createRootLogger('info', sink);
+    // As Fastify makes its logger from the one it is handed.
+    const child = root.child({}, { level: 'info' });
+    root.fatal('The service could not start');
+    endLogs(root);
+    child.info('Server listening');
+    child.fatal('after the end');
+    root.info('after the end');
+    new AppLogger(root).log('after the end', 'InstanceLoader');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'fatal', msg: 'The service could not start' }),
     ]);
   });
 });

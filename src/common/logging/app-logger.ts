@@ -11,9 +11,17 @@ import type { LogLevel } from 'src/common/logging/log-level';
  * exits.
  */
 export function createRootLogger(level: LogLevel, destination?: DestinationStream): Logger {
-  return pino(
+  const output = { ended: false };
+  const root = pino(
     {
       level,
+      // Children (Fastify's logger is one) keep the level they were made with; this hook, which
+      // they share with the root, is what `endLogs` stops them all with.
+      hooks: {
+        logMethod(args, method) {
+          if (!output.ended) method.apply(this, args);
+        },
+      },
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: serializeError },
       redact: {
@@ -32,6 +40,21 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
+  outputs.set(root, output);
+  return root;
+}
+
+/** Per root logger: whether its output has ended (`endLogs`). */
+const outputs = new WeakMap<Logger, { ended: boolean }>();
+
+/**
+ * Ends a root logger's output: no line of it or of any child of it is written from now on, so the
+ * line a failed boot ends with stays the last (src/main.ts).
+ */
+export function endLogs(root: Logger): void {
+  const output = outputs.get(root);
+  if (output) output.ended = true;
+  root.level = 'silent';
 }
 
 /** Writes out whatever the logger still holds. */
