@@ -128,16 +128,18 @@ export class IdentityLimiter {
    */
   private async take(identity: IdentityId, caller: string): Promise<WindowTake> {
     const { fleet } = this.options;
+    const state = this.state(identity.key);
+    const ask = { caller, asked: this.usageOf(state, caller) };
     if (fleet) {
       try {
-        return await fleet.take(identity, caller, identity.perSecond);
+        return await fleet.take(identity, ask, identity.perSecond);
       } catch (error) {
         this.warn(error);
         const share = Math.floor(identity.perSecond / Math.max(1, this.options.fleetSize?.() ?? 1));
-        return this.local.take(identity, caller, Math.max(1, share));
+        return this.local.take(identity, ask, Math.max(1, share));
       }
     }
-    return this.local.take(identity, caller, identity.perSecond);
+    return this.local.take(identity, ask, identity.perSecond);
   }
 
   /**
@@ -270,6 +272,8 @@ export class IdentityLimiter {
           wakeAt = Math.min(wakeAt, waiter.notBefore);
           continue;
         }
+        // The window is full, or a caller who asked less waits for the room (on some instance):
+        // so would every waiter after this one, who asked no less.
         wakeAt = Math.min(wakeAt, this.now() + verdict.retryAfterMs);
         break;
       }
