@@ -17,11 +17,16 @@ import {
  * window, so every instance holds the others to their shares meanwhile, and with what it asked, so
  * that every instance lets it go before callers who asked more.
  *
+ * What a caller asked is counted here, for the whole fleet: each call once (on its first take),
+ * over this minute and the last (two hashes, one per minute's parity, each naming its minute). A
+ * burst spread by the load balancer over every instance counts whole, as the platform sees it.
+ *
  * KEYS: the identity's window (a sorted set: `<call id>|<caller>` → when its answer came, ms, or
- * a time ahead while under way), its callers wanting it (a sorted set: caller → until when), and
- * what those not let through since had asked (a hash: caller → calls asked).
- * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms), calls the caller
- * asked.
+ * a time ahead while under way), its callers wanting it (a sorted set: caller → until when), what
+ * those not let through since had asked (a hash: caller → calls asked), and the calls asked per
+ * caller in even and odd minutes (hashes: caller → calls, `~minute` → the minute).
+ * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms), 1 on a call's
+ * first take (it counts as asked) else 0.
  * Returns {1} when let through; {0, wait ms, 'full' | 'share' | 'behind'} when refused.
  */
 const TAKE = `
@@ -30,10 +35,21 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local flight = tonumber(ARGV[5])
-local asked = tonumber(ARGV[6])
 for i, key in ipairs(KEYS) do
   local kind = redis.call('TYPE', key).ok
-  if kind ~= (i == 3 and 'hash' or 'zset') and kind ~= 'none' then redis.call('DEL', key) end
+  if kind ~= (i >= 3 and 'hash' or 'zset') and kind ~= 'none' then redis.call('DEL', key) end
+end
+local minute = math.floor(now / 60000)
+local current, previous = KEYS[4 + minute % 2], KEYS[5 - minute % 2]
+if tonumber(redis.call('HGET', current, '~minute')) ~= minute then
+  redis.call('DEL', current)
+  redis.call('HSET', current, '~minute', minute)
+end
+redis.call('PEXPIRE', current, 120000)
+if ARGV[6] == '1' then redis.call('HINCRBY', current, ARGV[2], 1) end
+local asked = tonumber(redis.call('HGET', current, ARGV[2]) or '0')
+if tonumber(redis.call('HGET', previous, '~minute')) == minute - 1 then
+  asked = asked + tonumber(redis.call('HGET', previous, ARGV[2]) or '0')
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 -- Places further ahead than a call under way can be (the clock stepped back) would never leave.
@@ -135,16 +151,18 @@ export class FleetIdentityWindows implements IdentityWindows {
     const id = `${this.instance}:${this.seq++}`;
     const answer = (await this.redis.eval(
       TAKE,
-      3,
+      5,
       key,
       `${key}:wanting`,
-      `${key}:asked`,
+      `${key}:claims`,
+      `${key}:asked:even`,
+      `${key}:asked:odd`,
       id,
       caller,
       limit,
       IDENTITY_WINDOW_MS,
       IN_FLIGHT_MS,
-      ask.asked,
+      ask.first ? 1 : 0,
     )) as [number, number?, string?];
     if (answer[0] === 1) {
       let answered = false;

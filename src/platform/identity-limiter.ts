@@ -36,6 +36,8 @@ export interface IdentityLimiterOptions {
 
 interface Waiter {
   caller: string;
+  /** Whether the fleet's windows have counted the call as asked (on its first take). */
+  counted: boolean;
   seq: number;
   /** Not tried again before this (its own calls fill its share until then). */
   notBefore: number;
@@ -110,26 +112,26 @@ export class IdentityLimiter {
     const state = this.state(identity.key);
     state.usage.count(caller);
     if (state.waiting.length === 0) {
-      const verdict = await this.take(identity, caller);
+      const verdict = await this.take(identity, caller, true);
       if (verdict.admitted) return verdict.place;
       if (this.asksTooMuch(identity, state, caller, verdict)) {
         throw this.overShare(identity, verdict.retryAfterMs);
       }
       this.checkWait(identity, state, caller, verdict.retryAfterMs);
-      return this.wait(identity, state, caller, this.now() + verdict.retryAfterMs);
+      return this.wait(identity, state, caller, this.now() + verdict.retryAfterMs, true);
     }
     this.checkWait(identity, state, caller, 0);
-    return this.wait(identity, state, caller, this.now());
+    return this.wait(identity, state, caller, this.now(), false);
   }
 
   /**
    * Takes room in the fleet's window, or this instance's share of the rate while it is out of
    * reach.
    */
-  private async take(identity: IdentityId, caller: string): Promise<WindowTake> {
+  private async take(identity: IdentityId, caller: string, first: boolean): Promise<WindowTake> {
     const { fleet } = this.options;
     const state = this.state(identity.key);
-    const ask = { caller, asked: this.usageOf(state, caller) };
+    const ask = { caller, asked: this.usageOf(state, caller), first };
     if (fleet) {
       try {
         return await fleet.take(identity, ask, identity.perSecond);
@@ -184,6 +186,7 @@ export class IdentityLimiter {
     state: IdentityState,
     caller: string,
     notBefore: number,
+    counted: boolean,
   ): Promise<WindowPlace> {
     return new Promise<WindowPlace>((resolve, reject) => {
       const holdMs = this.holdMs(caller);
@@ -196,6 +199,7 @@ export class IdentityLimiter {
       deadline.unref();
       const waiter: Waiter = {
         caller,
+        counted,
         seq: this.seq++,
         notBefore,
         admit: (place) => {
@@ -250,7 +254,8 @@ export class IdentityLimiter {
           wakeAt = Math.min(wakeAt, waiter.notBefore);
           continue;
         }
-        const verdict = await this.take(identity, waiter.caller);
+        const verdict = await this.take(identity, waiter.caller, !waiter.counted);
+        waiter.counted = true;
         if (!state.waiting.includes(waiter)) {
           // Refused meanwhile (its deadline, or its place lost): the room goes back unused.
           if (verdict.admitted) verdict.place.giveBack();

@@ -146,8 +146,8 @@ describe('decideInWindow', () => {
     let clock = 0;
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const flood = { caller: 'ip:203.0.113.1', asked: 10 };
-    const login = { caller: 'ip:198.51.100.20', asked: 1 };
+    const flood = { caller: 'ip:203.0.113.1', asked: 10, first: true };
+    const login = { caller: 'ip:198.51.100.20', asked: 1, first: true };
     const first = await windows.take(identity, flood, 2);
     const second = await windows.take(identity, flood, 2);
     if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
@@ -172,7 +172,11 @@ describe('decideInWindow', () => {
     const identity = { key: 'bot', label: 'the bot token', perSecond: 50 };
     for (clock = 0; clock < 3 * IDENTITY_WINDOW_MS; clock += 5) {
       for (let caller = 0; caller < 20; caller++) {
-        const taken = await windows.take(identity, { caller: `user:${caller}`, asked: 1 }, 50);
+        const taken = await windows.take(
+          identity,
+          { caller: `user:${caller}`, asked: 1, first: true },
+          50,
+        );
         if (!taken.admitted) continue;
         // Answered at once.
         taken.place.done();
@@ -191,7 +195,7 @@ describe('decideInWindow', () => {
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 4 };
     const take = async (caller: string): Promise<boolean> => {
-      const taken = await windows.take(identity, { caller: caller, asked: 1 }, 4);
+      const taken = await windows.take(identity, { caller: caller, asked: 1, first: true }, 4);
       if (taken.admitted) taken.place.done();
       return taken.admitted;
     };
@@ -203,16 +207,20 @@ describe('decideInWindow', () => {
       true,
     ]);
     clock = 500;
-    expect(await windows.take(identity, { caller: 'user', asked: 1 }, 4)).toMatchObject({
+    expect(
+      await windows.take(identity, { caller: 'user', asked: 1, first: true }, 4),
+    ).toMatchObject({
       reason: 'full',
     });
     // The window empties; the user still wants it: the crowd gets its share, 2 of 4.
     clock = IDENTITY_WINDOW_MS;
     expect(await take('nat')).toBe(true);
     expect(await take('nat')).toBe(true);
-    expect(await windows.take(identity, { caller: 'nat', asked: 1 }, 4)).toMatchObject({
-      reason: 'share',
-    });
+    expect(await windows.take(identity, { caller: 'nat', asked: 1, first: true }, 4)).toMatchObject(
+      {
+        reason: 'share',
+      },
+    );
     expect(await take('user')).toBe(true);
     // A window after its last refusal, nobody else wants it: the crowd may fill the room again.
     clock = 2 * IDENTITY_WINDOW_MS;
@@ -223,22 +231,22 @@ describe('decideInWindow', () => {
     let clock = 0;
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const first = await windows.take(identity, { caller: 'a', asked: 1 }, 2);
-    const second = await windows.take(identity, { caller: 'b', asked: 1 }, 2);
+    const first = await windows.take(identity, { caller: 'a', asked: 1, first: true }, 2);
+    const second = await windows.take(identity, { caller: 'b', asked: 1, first: true }, 2);
     if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
     clock = 5_000;
     // Both still under way: no room, whatever the time.
-    expect(await windows.take(identity, { caller: 'c', asked: 1 }, 2)).toMatchObject({
+    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
       admitted: false,
     });
     first.place.done();
     clock = 5_000 + IDENTITY_WINDOW_MS - 1;
-    expect(await windows.take(identity, { caller: 'c', asked: 1 }, 2)).toMatchObject({
+    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
       admitted: false,
       retryAfterMs: 1,
     });
     clock = 5_000 + IDENTITY_WINDOW_MS;
-    expect(await windows.take(identity, { caller: 'c', asked: 1 }, 2)).toMatchObject({
+    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
       admitted: true,
     });
   });
@@ -247,22 +255,22 @@ describe('decideInWindow', () => {
     let clock = 0;
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const first = await windows.take(identity, { caller: 'a', asked: 1 }, 2);
-    const second = await windows.take(identity, { caller: 'b', asked: 1 }, 2);
+    const first = await windows.take(identity, { caller: 'a', asked: 1, first: true }, 2);
+    const second = await windows.take(identity, { caller: 'b', asked: 1, first: true }, 2);
     if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
-    expect(await windows.take(identity, { caller: 'c', asked: 1 }, 2)).toMatchObject({
+    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
       admitted: false,
     });
     // Refused before the wire (by its bucket's queue): no second at the platform counts it.
     first.place.giveBack();
     clock = 1;
-    expect(await windows.take(identity, { caller: 'c', asked: 1 }, 2)).toMatchObject({
+    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
       admitted: true,
     });
     // Given back after it was answered, a place still leaves only a window after its answer.
     second.place.done();
     second.place.giveBack();
-    expect(await windows.take(identity, { caller: 'd', asked: 1 }, 2)).toMatchObject({
+    expect(await windows.take(identity, { caller: 'd', asked: 1, first: true }, 2)).toMatchObject({
       admitted: false,
     });
   });

@@ -46,13 +46,15 @@ export type WindowVerdict =
   | { admitted: false; retryAfterMs: number; reason: 'full' | 'share' | 'behind' };
 
 /**
- * Who asks for room, and how many calls it asked of the identity in the last minute or two (on its
- * instance: the fleet's load balancer spreads a caller's requests, so each instance sees its
- * like). Room goes to the caller who asked least.
+ * Who asks for room: room goes to the caller who asked least of the identity in the last minute or
+ * two. `asked` is what this instance counted (the in-process windows decide on it); the fleet's
+ * windows count each call themselves, once, on its `first` take, so that a burst the load balancer
+ * spread over every instance counts whole.
  */
 export interface WindowAsk {
   caller: string;
   asked: number;
+  first: boolean;
 }
 
 /**
@@ -86,7 +88,7 @@ export type WaitingAsks = ReadonlyMap<string, number>;
  */
 export function decideInWindow(
   entries: readonly WindowEntry[],
-  ask: WindowAsk,
+  ask: Pick<WindowAsk, 'caller' | 'asked'>,
   limit: number,
   now: number,
   wanting: readonly string[] = [],
