@@ -5,7 +5,6 @@ import {
   IN_FLIGHT_MS,
   type IdentityId,
   type IdentityWindows,
-  type WindowAsk,
   type WindowTake,
 } from 'src/platform/identity-window';
 
@@ -14,20 +13,12 @@ import {
  * every instance are decided one after another against the same window, so none can see room that
  * another has just taken. A place taken is held as under way (a score IN_FLIGHT_MS ahead) until
  * DONE dates it to the answer. A caller refused room is marked as wanting the identity for a
- * window, so every instance holds the others to their shares meanwhile, and with what it asked, so
- * that every instance lets it go before callers who asked more.
- *
- * What a caller asked is counted here, for the whole fleet: each call once (on its first take),
- * over this minute and the last (two hashes, one per minute's parity, each naming its minute). A
- * burst spread by the load balancer over every instance counts whole, as the platform sees it.
+ * window, so every instance holds the others to their shares meanwhile.
  *
  * KEYS: the identity's window (a sorted set: `<call id>|<caller>` → when its answer came, ms, or
- * a time ahead while under way), its callers wanting it (a sorted set: caller → until when), what
- * those not let through since had asked (a hash: caller → calls asked), and the calls asked per
- * caller in even and odd minutes (hashes: caller → calls, `~minute` → the minute).
- * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms), 1 on a call's
- * first take (it counts as asked) else 0.
- * Returns {1} when let through; {0, wait ms, 'full' | 'share' | 'behind'} when refused.
+ * a time ahead while under way), and its callers wanting it (a sorted set: caller → until when).
+ * ARGV: call id, caller, limit, window (ms), place lifetime while under way (ms).
+ * Returns {1} when let through; {0, wait ms, 'full' | 'share'} when refused.
  */
 const TAKE = `
 local time = redis.call('TIME')
@@ -35,32 +26,12 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local flight = tonumber(ARGV[5])
-for i, key in ipairs(KEYS) do
-  local kind = redis.call('TYPE', key).ok
-  if kind ~= (i >= 3 and 'hash' or 'zset') and kind ~= 'none' then redis.call('DEL', key) end
-end
-local minute = math.floor(now / 60000)
-local current, previous = KEYS[4 + minute % 2], KEYS[5 - minute % 2]
-if tonumber(redis.call('HGET', current, '~minute')) ~= minute then
-  redis.call('DEL', current)
-  redis.call('HSET', current, '~minute', minute)
-end
-redis.call('PEXPIRE', current, 120000)
-if ARGV[6] == '1' then redis.call('HINCRBY', current, ARGV[2], 1) end
-local asked = tonumber(redis.call('HGET', current, ARGV[2]) or '0')
-if tonumber(redis.call('HGET', previous, '~minute')) == minute - 1 then
-  asked = asked + tonumber(redis.call('HGET', previous, ARGV[2]) or '0')
+for _, key in ipairs(KEYS) do
+  if redis.call('TYPE', key).ok ~= 'zset' then redis.call('DEL', key) end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 -- Places further ahead than a call under way can be (the clock stepped back) would never leave.
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. (now + flight), '+inf')
--- Marks past their window (or further ahead than one can be) go, with what their callers asked.
-for _, who in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
-  redis.call('HDEL', KEYS[3], who)
-end
-for _, who in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. (now + window), '+inf')) do
-  redis.call('HDEL', KEYS[3], who)
-end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + window), '+inf')
 local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
@@ -79,13 +50,6 @@ end
 local function refuse(ms, reason)
   redis.call('ZADD', KEYS[2], now + window, ARGV[2])
   redis.call('PEXPIRE', KEYS[2], window)
-  -- A caller past its share claims no room: it could not take it.
-  if reason == 'share' then
-    redis.call('HDEL', KEYS[3], ARGV[2])
-  else
-    redis.call('HSET', KEYS[3], ARGV[2], asked)
-    redis.call('PEXPIRE', KEYS[3], window)
-  end
   return {0, ms, reason}
 end
 if used >= limit then return refuse(wait(nil), 'full') end
@@ -104,17 +68,9 @@ if others then
   end
   if not callers[ARGV[2]] then count = count + 1 end
   if mine >= math.ceil(limit / count) then return refuse(wait(ARGV[2]), 'share') end
-  -- The room goes to a caller who asked less and waits for it.
-  local waiting = redis.call('HGETALL', KEYS[3])
-  for i = 1, #waiting, 2 do
-    if waiting[i] ~= ARGV[2] and tonumber(waiting[i + 1]) < asked then
-      return refuse(math.ceil(window / limit), 'behind')
-    end
-  end
 end
 redis.call('ZADD', KEYS[1], now + flight, ARGV[1] .. '|' .. ARGV[2])
 redis.call('PEXPIRE', KEYS[1], flight + window)
-redis.call('HDEL', KEYS[3], ARGV[2])
 return {1}
 `;
 
@@ -145,24 +101,19 @@ export class FleetIdentityWindows implements IdentityWindows {
     private readonly keyPrefix: string,
   ) {}
 
-  async take(identity: IdentityId, ask: WindowAsk, limit: number): Promise<WindowTake> {
-    const { caller } = ask;
+  async take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake> {
     const key = `${this.keyPrefix}platform:identity:${identity.key}`;
     const id = `${this.instance}:${this.seq++}`;
     const answer = (await this.redis.eval(
       TAKE,
-      5,
+      2,
       key,
       `${key}:wanting`,
-      `${key}:claims`,
-      `${key}:asked:even`,
-      `${key}:asked:odd`,
       id,
       caller,
       limit,
       IDENTITY_WINDOW_MS,
       IN_FLIGHT_MS,
-      ask.first ? 1 : 0,
     )) as [number, number?, string?];
     if (answer[0] === 1) {
       let answered = false;
@@ -183,7 +134,7 @@ export class FleetIdentityWindows implements IdentityWindows {
     return {
       admitted: false,
       retryAfterMs: Number(answer[1]),
-      reason: answer[2] === 'share' || answer[2] === 'behind' ? answer[2] : 'full',
+      reason: answer[2] === 'share' ? 'share' : 'full',
     };
   }
 }

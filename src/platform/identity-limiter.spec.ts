@@ -29,7 +29,7 @@ function scripted(refusal: Exclude<WindowVerdict, { admitted: true }>): {
   const asked: string[] = [];
   const admitted: string[] = [];
   const windows: IdentityWindows = {
-    take: (_identity, { caller }) => {
+    take: (_identity, caller) => {
       asked.push(caller);
       if (closed) return Promise.resolve<WindowTake>(refusal);
       admitted.push(caller);

@@ -36,8 +36,6 @@ export interface IdentityLimiterOptions {
 
 interface Waiter {
   caller: string;
-  /** Whether the fleet's windows have counted the call as asked (on its first take). */
-  counted: boolean;
   seq: number;
   /** Not tried again before this (its own calls fill its share until then). */
   notBefore: number;
@@ -112,36 +110,34 @@ export class IdentityLimiter {
     const state = this.state(identity.key);
     state.usage.count(caller);
     if (state.waiting.length === 0) {
-      const verdict = await this.take(identity, caller, true);
+      const verdict = await this.take(identity, caller);
       if (verdict.admitted) return verdict.place;
       if (this.asksTooMuch(identity, state, caller, verdict)) {
         throw this.overShare(identity, verdict.retryAfterMs);
       }
       this.checkWait(identity, state, caller, verdict.retryAfterMs);
-      return this.wait(identity, state, caller, this.now() + verdict.retryAfterMs, true);
+      return this.wait(identity, state, caller, this.now() + verdict.retryAfterMs);
     }
     this.checkWait(identity, state, caller, 0);
-    return this.wait(identity, state, caller, this.now(), false);
+    return this.wait(identity, state, caller, this.now());
   }
 
   /**
    * Takes room in the fleet's window, or this instance's share of the rate while it is out of
    * reach.
    */
-  private async take(identity: IdentityId, caller: string, first: boolean): Promise<WindowTake> {
+  private async take(identity: IdentityId, caller: string): Promise<WindowTake> {
     const { fleet } = this.options;
-    const state = this.state(identity.key);
-    const ask = { caller, asked: this.usageOf(state, caller), first };
     if (fleet) {
       try {
-        return await fleet.take(identity, ask, identity.perSecond);
+        return await fleet.take(identity, caller, identity.perSecond);
       } catch (error) {
         this.warn(error);
         const share = Math.floor(identity.perSecond / Math.max(1, this.options.fleetSize?.() ?? 1));
-        return this.local.take(identity, ask, Math.max(1, share));
+        return this.local.take(identity, caller, Math.max(1, share));
       }
     }
-    return this.local.take(identity, ask, identity.perSecond);
+    return this.local.take(identity, caller, identity.perSecond);
   }
 
   /**
@@ -186,7 +182,6 @@ export class IdentityLimiter {
     state: IdentityState,
     caller: string,
     notBefore: number,
-    counted: boolean,
   ): Promise<WindowPlace> {
     return new Promise<WindowPlace>((resolve, reject) => {
       const holdMs = this.holdMs(caller);
@@ -199,7 +194,6 @@ export class IdentityLimiter {
       deadline.unref();
       const waiter: Waiter = {
         caller,
-        counted,
         seq: this.seq++,
         notBefore,
         admit: (place) => {
@@ -254,8 +248,7 @@ export class IdentityLimiter {
           wakeAt = Math.min(wakeAt, waiter.notBefore);
           continue;
         }
-        const verdict = await this.take(identity, waiter.caller, !waiter.counted);
-        waiter.counted = true;
+        const verdict = await this.take(identity, waiter.caller);
         if (!state.waiting.includes(waiter)) {
           // Refused meanwhile (its deadline, or its place lost): the room goes back unused.
           if (verdict.admitted) verdict.place.giveBack();
@@ -277,8 +270,6 @@ export class IdentityLimiter {
           wakeAt = Math.min(wakeAt, waiter.notBefore);
           continue;
         }
-        // The window is full, or a caller who asked less waits for the room (on some instance):
-        // so would every waiter after this one, who asked no less.
         wakeAt = Math.min(wakeAt, this.now() + verdict.retryAfterMs);
         break;
       }

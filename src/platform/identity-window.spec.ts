@@ -95,73 +95,7 @@ describe('decideInWindow', () => {
       { admitted: true },
     ],
   ])('%s', (_name, entries, caller, wanting, expected) => {
-    expect(decideInWindow(entries, { caller, asked: 1 }, 10, NOW, wanting)).toEqual(expected);
-  });
-
-  it.each<[string, WindowEntry[], number, [string, number][], ReturnType<typeof decideInWindow>]>([
-    [
-      'a caller who asked more waits while one who asked less waits for room',
-      calls('user', 1),
-      10,
-      [['user', 1]],
-      { admitted: false, retryAfterMs: IDENTITY_WINDOW_MS / 10, reason: 'behind' },
-    ],
-    [
-      'a caller who asked as much is not held behind',
-      calls('user', 1),
-      1,
-      [['user', 1]],
-      { admitted: true },
-    ],
-    [
-      'a caller who asked less than every waiting caller goes',
-      calls('user', 1),
-      1,
-      [['user', 4]],
-      { admitted: true },
-    ],
-    [
-      'its own claim never holds a caller behind',
-      calls('flood', 1),
-      10,
-      [['flood', 1]],
-      { admitted: true },
-    ],
-    [
-      'a caller let through since it was refused holds nobody behind (its claim ended)',
-      calls('user', 1),
-      10,
-      [],
-      { admitted: true },
-    ],
-  ])('%s', (_name, entries, asked, waiting, expected) => {
-    // The flood asks; the callers in `waiting` were refused room and want it.
-    const wanting = [...waiting.map(([who]) => who), 'user'];
-    expect(
-      decideInWindow(entries, { caller: 'flood', asked }, 10, NOW, wanting, new Map(waiting)),
-    ).toEqual(expected);
-  });
-
-  it('gives the room to the caller who asked less, whoever asks first', async () => {
-    let clock = 0;
-    const windows = new LocalIdentityWindows(() => clock);
-    const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const flood = { caller: 'ip:203.0.113.1', asked: 10, first: true };
-    const login = { caller: 'ip:198.51.100.20', asked: 1, first: true };
-    const first = await windows.take(identity, flood, 2);
-    const second = await windows.take(identity, flood, 2);
-    if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
-    first.place.done();
-    second.place.done();
-    // The login finds no room and waits for it.
-    clock = 500;
-    expect(await windows.take(identity, login, 2)).toMatchObject({ reason: 'full' });
-    // Room comes: the flood asks first, but the login waits for it.
-    clock = IDENTITY_WINDOW_MS;
-    expect(await windows.take(identity, flood, 2)).toMatchObject({ reason: 'behind' });
-    expect(await windows.take(identity, login, 2)).toMatchObject({ admitted: true });
-    // Once the login is through, the flood takes what is left.
-    expect(await windows.take(identity, flood, 2)).toMatchObject({ admitted: true });
+    expect(decideInWindow(entries, caller, 10, NOW, wanting)).toEqual(expected);
   });
 
   it('keeps every window of its length at the limit, however the callers ask', async () => {
@@ -172,11 +106,7 @@ describe('decideInWindow', () => {
     const identity = { key: 'bot', label: 'the bot token', perSecond: 50 };
     for (clock = 0; clock < 3 * IDENTITY_WINDOW_MS; clock += 5) {
       for (let caller = 0; caller < 20; caller++) {
-        const taken = await windows.take(
-          identity,
-          { caller: `user:${caller}`, asked: 1, first: true },
-          50,
-        );
+        const taken = await windows.take(identity, `user:${caller}`, 50);
         if (!taken.admitted) continue;
         // Answered at once.
         taken.place.done();
@@ -195,7 +125,7 @@ describe('decideInWindow', () => {
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 4 };
     const take = async (caller: string): Promise<boolean> => {
-      const taken = await windows.take(identity, { caller: caller, asked: 1, first: true }, 4);
+      const taken = await windows.take(identity, caller, 4);
       if (taken.admitted) taken.place.done();
       return taken.admitted;
     };
@@ -207,20 +137,12 @@ describe('decideInWindow', () => {
       true,
     ]);
     clock = 500;
-    expect(
-      await windows.take(identity, { caller: 'user', asked: 1, first: true }, 4),
-    ).toMatchObject({
-      reason: 'full',
-    });
+    expect(await windows.take(identity, 'user', 4)).toMatchObject({ reason: 'full' });
     // The window empties; the user still wants it: the crowd gets its share, 2 of 4.
     clock = IDENTITY_WINDOW_MS;
     expect(await take('nat')).toBe(true);
     expect(await take('nat')).toBe(true);
-    expect(await windows.take(identity, { caller: 'nat', asked: 1, first: true }, 4)).toMatchObject(
-      {
-        reason: 'share',
-      },
-    );
+    expect(await windows.take(identity, 'nat', 4)).toMatchObject({ reason: 'share' });
     expect(await take('user')).toBe(true);
     // A window after its last refusal, nobody else wants it: the crowd may fill the room again.
     clock = 2 * IDENTITY_WINDOW_MS;
@@ -231,47 +153,37 @@ describe('decideInWindow', () => {
     let clock = 0;
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const first = await windows.take(identity, { caller: 'a', asked: 1, first: true }, 2);
-    const second = await windows.take(identity, { caller: 'b', asked: 1, first: true }, 2);
+    const first = await windows.take(identity, 'a', 2);
+    const second = await windows.take(identity, 'b', 2);
     if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
     clock = 5_000;
     // Both still under way: no room, whatever the time.
-    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
-      admitted: false,
-    });
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: false });
     first.place.done();
     clock = 5_000 + IDENTITY_WINDOW_MS - 1;
-    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({
       admitted: false,
       retryAfterMs: 1,
     });
     clock = 5_000 + IDENTITY_WINDOW_MS;
-    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
-      admitted: true,
-    });
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: true });
   });
 
   it('frees a place given back at once: the call never reached the platform', async () => {
     let clock = 0;
     const windows = new LocalIdentityWindows(() => clock);
     const identity = { key: 'client', label: 'the token endpoint', perSecond: 2 };
-    const first = await windows.take(identity, { caller: 'a', asked: 1, first: true }, 2);
-    const second = await windows.take(identity, { caller: 'b', asked: 1, first: true }, 2);
+    const first = await windows.take(identity, 'a', 2);
+    const second = await windows.take(identity, 'b', 2);
     if (!first.admitted || !second.admitted) throw new Error('both fit an empty window');
-    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
-      admitted: false,
-    });
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: false });
     // Refused before the wire (by its bucket's queue): no second at the platform counts it.
     first.place.giveBack();
     clock = 1;
-    expect(await windows.take(identity, { caller: 'c', asked: 1, first: true }, 2)).toMatchObject({
-      admitted: true,
-    });
+    expect(await windows.take(identity, 'c', 2)).toMatchObject({ admitted: true });
     // Given back after it was answered, a place still leaves only a window after its answer.
     second.place.done();
     second.place.giveBack();
-    expect(await windows.take(identity, { caller: 'd', asked: 1, first: true }, 2)).toMatchObject({
-      admitted: false,
-    });
+    expect(await windows.take(identity, 'd', 2)).toMatchObject({ admitted: false });
   });
 });

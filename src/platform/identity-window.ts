@@ -37,32 +37,9 @@ export interface WindowEntry {
   caller: string;
 }
 
-/**
- * A call let through, or refused with the wait after which it may be let through: the window is
- * full, the caller holds its share, or a caller who asked less waits for the room (`behind`).
- */
+/** A call let through, or refused with the wait after which it may be let through. */
 export type WindowVerdict =
-  | { admitted: true }
-  | { admitted: false; retryAfterMs: number; reason: 'full' | 'share' | 'behind' };
-
-/**
- * Who asks for room: room goes to the caller who asked least of the identity in the last minute or
- * two. `asked` is what this instance counted (the in-process windows decide on it); the fleet's
- * windows count each call themselves, once, on its `first` take, so that a burst the load balancer
- * spread over every instance counts whole.
- */
-export interface WindowAsk {
-  caller: string;
-  asked: number;
-  first: boolean;
-}
-
-/**
- * The callers refused room and not let through since (on any instance), with what each asked when
- * it was refused (a caller refused for its share claims nothing: it could not take the room):
- * while one of them asked less than a caller, that caller waits behind it.
- */
-export type WaitingAsks = ReadonlyMap<string, number>;
+  { admitted: true } | { admitted: false; retryAfterMs: number; reason: 'full' | 'share' };
 
 /**
  * Whether `caller` may make one more call now, given the calls in the window (under way, or
@@ -75,12 +52,7 @@ export type WaitingAsks = ReadonlyMap<string, number>;
  * - while others want it, a caller takes a place only within its share: the limit divided among
  *   the callers in the window and those wanting it, itself included (rounded up: at least one call
  *   each, and the window can still fill). Neither a few accounts nor many addresses can take the
- *   identity from everyone else, and a caller who holds little of it still finds room;
- * - and while a caller who asked less of the identity waits for room (`waiting`), a caller who
- *   asked more takes none: the room that comes goes to the lighter caller, whichever instance asks
- *   for it first. A burst of made-up codes from one address (ten asked) waits behind a login (one).
- *   Its wait is a place's time at the rate; the lighter caller's claim ends when it is let through,
- *   or a window after its last refusal.
+ *   identity from everyone else, and a caller who holds little of it still finds room.
  *
  * The wait of a refused call is until the oldest answered call concerned leaves the window, or a
  * window when all of them are still under way. `entries` may hold calls older than the window;
@@ -88,14 +60,12 @@ export type WaitingAsks = ReadonlyMap<string, number>;
  */
 export function decideInWindow(
   entries: readonly WindowEntry[],
-  ask: Pick<WindowAsk, 'caller' | 'asked'>,
+  caller: string,
   limit: number,
   now: number,
   wanting: readonly string[] = [],
-  waiting: WaitingAsks = new Map(),
   windowMs: number = IDENTITY_WINDOW_MS,
 ): WindowVerdict {
-  const { caller, asked } = ask;
   const live = entries.filter((entry) => entry.at > now - windowMs);
   if (live.length >= limit) {
     return { admitted: false, retryAfterMs: waitFor(live, now, windowMs), reason: 'full' };
@@ -105,15 +75,8 @@ export function decideInWindow(
   const callers = new Set([...live.map((entry) => entry.caller), ...others]).add(caller);
   const share = Math.ceil(limit / callers.size);
   const mine = live.filter((entry) => entry.caller === caller);
-  if (mine.length >= share) {
-    return { admitted: false, retryAfterMs: waitFor(mine, now, windowMs), reason: 'share' };
-  }
-  for (const [who, theirs] of waiting) {
-    if (who !== caller && theirs < asked) {
-      return { admitted: false, retryAfterMs: Math.ceil(windowMs / limit), reason: 'behind' };
-    }
-  }
-  return { admitted: true };
+  if (mine.length < share) return { admitted: true };
+  return { admitted: false, retryAfterMs: waitFor(mine, now, windowMs), reason: 'share' };
 }
 
 /** Until the oldest answered call leaves the window; a window if every call is under way. */
@@ -140,11 +103,10 @@ export type WindowTake =
 /** Where an identity's window is kept: in process, or in Redis for the fleet. */
 export interface IdentityWindows {
   /**
-   * Decides one call of `ask.caller` and, when it is let through, holds its place in the window
-   * (and ends the caller's claim to room); when it is refused, marks its caller as wanting the
-   * identity for a window, with what it asked.
+   * Decides one call of `caller` and, when it is let through, holds its place in the window; when
+   * it is refused, marks its caller as wanting the identity for a window.
    */
-  take(identity: IdentityId, ask: WindowAsk, limit: number): Promise<WindowTake>;
+  take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake>;
 }
 
 /**
@@ -154,41 +116,25 @@ export interface IdentityWindows {
  */
 export class LocalIdentityWindows implements IdentityWindows {
   private readonly windows = new Map<string, WindowEntry[]>();
-  /**
-   * Per identity: each caller refused room, until when it counts as wanting it, and what it had
-   * asked (dropped when it is let through).
-   */
-  private readonly wanting = new Map<
-    string,
-    Map<string, { until: number; asked: number | null }>
-  >();
+  /** Per identity: each caller refused room, until when it counts as wanting it. */
+  private readonly wanting = new Map<string, Map<string, number>>();
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  take(identity: IdentityId, ask: WindowAsk, limit: number): Promise<WindowTake> {
+  take(identity: IdentityId, caller: string, limit: number): Promise<WindowTake> {
     const now = this.now();
-    const { caller } = ask;
     const entries = (this.windows.get(identity.key) ?? []).filter(
       (entry) => entry.at > now - IDENTITY_WINDOW_MS,
     );
     this.windows.set(identity.key, entries);
-    const wanting =
-      this.wanting.get(identity.key) ?? new Map<string, { until: number; asked: number | null }>();
+    const wanting = this.wanting.get(identity.key) ?? new Map<string, number>();
     this.wanting.set(identity.key, wanting);
-    const waiting = new Map<string, number>();
-    for (const [who, mark] of wanting) {
-      if (mark.until <= now) wanting.delete(who);
-      else if (mark.asked !== null) waiting.set(who, mark.asked);
-    }
-    const verdict = decideInWindow(entries, ask, limit, now, [...wanting.keys()], waiting);
+    for (const [who, until] of wanting) if (until <= now) wanting.delete(who);
+    const verdict = decideInWindow(entries, caller, limit, now, [...wanting.keys()]);
     if (!verdict.admitted) {
-      // A caller past its share claims no room: it could not take it.
-      const asked = verdict.reason === 'share' ? null : ask.asked;
-      wanting.set(caller, { until: now + IDENTITY_WINDOW_MS, asked });
+      wanting.set(caller, now + IDENTITY_WINDOW_MS);
       return Promise.resolve(verdict);
     }
-    const mark = wanting.get(caller);
-    if (mark) mark.asked = null;
     const entry = { at: now + IN_FLIGHT_MS, caller };
     entries.push(entry);
     let answered = false;

@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { BucketBusyError } from 'src/platform/bucket-queue';
 import { FleetIdentityWindows } from 'src/platform/fleet-identity-windows';
 import { IdentityLimiter } from 'src/platform/identity-limiter';
-import type { IdentityId, WindowAsk, WindowTake } from 'src/platform/identity-window';
+import type { IdentityId, WindowTake } from 'src/platform/identity-window';
 import { eventually } from 'test/support/eventually';
 import { describeWithRedis, readyRedis } from 'test/support/redis-proxy';
 
@@ -40,9 +40,7 @@ describeWithRedis('platform identities’ windows in Redis', () => {
   it('lets exactly the limit through when three instances ask 300 calls at once', async () => {
     const instances = await fleet(3);
     const takes = await Promise.all(
-      Array.from({ length: 300 }, (_, i) =>
-        instances[i % 3].take(BOT, { caller: `user:${i}`, asked: 1, first: true }, 50),
-      ),
+      Array.from({ length: 300 }, (_, i) => instances[i % 3].take(BOT, `user:${i}`, 50)),
     );
     expect(admitted(takes)).toBe(50);
     for (const take of takes.filter((t) => !t.admitted)) {
@@ -54,57 +52,38 @@ describeWithRedis('platform identities’ windows in Redis', () => {
     const [a, b] = await fleet(2);
     // Nobody else wants the identity: the crowd behind one address takes every place.
     const crowd = [];
-    for (let i = 0; i < 10; i++)
-      crowd.push(await a.take(BOT, { caller: 'ip:nat', asked: 1, first: true }, 10));
+    for (let i = 0; i < 10; i++) crowd.push(await a.take(BOT, 'ip:nat', 10));
     expect(admitted(crowd)).toBe(10);
     // Another caller, on another instance, is refused room: it wants the identity now.
-    expect(await b.take(BOT, { caller: 'user:quiet', asked: 1, first: true }, 10)).toMatchObject({
-      admitted: false,
-      reason: 'full',
-    });
-    expect(await a.take(BOT, { caller: 'ip:nat', asked: 1, first: true }, 10)).toMatchObject({
-      admitted: false,
-      reason: 'full',
-    });
+    expect(await b.take(BOT, 'user:quiet', 10)).toMatchObject({ admitted: false, reason: 'full' });
+    expect(await a.take(BOT, 'ip:nat', 10)).toMatchObject({ admitted: false, reason: 'full' });
   });
 
   it('gives each caller its share while others want the identity', async () => {
     const [a, b] = await fleet(2);
     // Two callers refused room on an empty-looking window cannot happen; mark one as wanting by a
     // refusal on a window of one place first.
-    const first = await b.take(BOT, { caller: 'user:other', asked: 1, first: true }, 1);
+    const first = await b.take(BOT, 'user:other', 1);
     expect(first.admitted).toBe(true);
-    // It has asked more than the flood will (ten calls): shares alone decide, not who asked less.
-    for (let i = 0; i < 10; i++) {
-      expect(await b.take(BOT, { caller: 'user:quiet', asked: 1, first: true }, 1)).toMatchObject({
-        admitted: false,
-        reason: 'full',
-      });
-    }
+    expect(await b.take(BOT, 'user:quiet', 1)).toMatchObject({ admitted: false, reason: 'full' });
     // With 10 places and three callers concerned (the flood, the one in the window, the one
     // wanting it), the flood's share is 4.
     const flood = [];
-    for (let i = 0; i < 6; i++)
-      flood.push(await a.take(BOT, { caller: 'user:flood', asked: 1, first: true }, 10));
+    for (let i = 0; i < 6; i++) flood.push(await a.take(BOT, 'user:flood', 10));
     expect(admitted(flood)).toBe(4);
     expect(flood.filter((t) => !t.admitted)[0]).toMatchObject({ reason: 'share' });
     // The caller who wants it still finds room.
-    expect(await b.take(BOT, { caller: 'user:quiet', asked: 1, first: true }, 10)).toMatchObject({
-      admitted: true,
-    });
+    expect(await b.take(BOT, 'user:quiet', 10)).toMatchObject({ admitted: true });
   });
 
   it('holds a place while its call is under way, and frees it a window after the answer', async () => {
     const [a] = await fleet(1);
-    const first = await a.take(BOT, { caller: 'user:a', asked: 1, first: true }, 1);
+    const first = await a.take(BOT, 'user:a', 1);
     if (!first.admitted) throw new Error('an empty window has room');
-    expect(await a.take(BOT, { caller: 'user:b', asked: 1, first: true }, 1)).toMatchObject({
-      admitted: false,
-      reason: 'full',
-    });
+    expect(await a.take(BOT, 'user:b', 1)).toMatchObject({ admitted: false, reason: 'full' });
     first.place.done();
     const after = await eventually(
-      () => a.take(BOT, { caller: 'user:b', asked: 1, first: true }, 1),
+      () => a.take(BOT, 'user:b', 1),
       (take) => take.admitted,
       5_000,
     );
@@ -113,16 +92,13 @@ describeWithRedis('platform identities’ windows in Redis', () => {
 
   it('frees a place given back unused at once, for every instance', async () => {
     const [a, b] = await fleet(2);
-    const first = await a.take(BOT, { caller: 'user:a', asked: 1, first: true }, 1);
+    const first = await a.take(BOT, 'user:a', 1);
     if (!first.admitted) throw new Error('an empty window has room');
-    expect(await b.take(BOT, { caller: 'user:b', asked: 1, first: true }, 1)).toMatchObject({
-      admitted: false,
-      reason: 'full',
-    });
+    expect(await b.take(BOT, 'user:b', 1)).toMatchObject({ admitted: false, reason: 'full' });
     // Refused before the wire: the platform never counted it, so neither does the window.
     first.place.giveBack();
     const after = await eventually(
-      () => b.take(BOT, { caller: 'user:b', asked: 1, first: true }, 1),
+      () => b.take(BOT, 'user:b', 1),
       (take) => take.admitted,
       5_000,
     );
@@ -131,32 +107,7 @@ describeWithRedis('platform identities’ windows in Redis', () => {
     // Answered, a place stays a window however it is given back.
     after.place.done();
     after.place.giveBack();
-    expect(await a.take(BOT, { caller: 'user:a', asked: 1, first: true }, 1)).toMatchObject({
-      admitted: false,
-      reason: 'full',
-    });
-  });
-
-  it('gives the room to the caller who asked least of the whole fleet, whichever instance asks first', async () => {
-    const [a, b] = await fleet(2);
-    // Each instance counted only its own few of the flood's calls: the fleet counts them all.
-    const flood = (first: boolean): WindowAsk => ({ caller: 'ip:203.0.113.1', asked: 1, first });
-    const login = (first: boolean): WindowAsk => ({ caller: 'ip:198.51.100.20', asked: 1, first });
-    const taken = await a.take(BOT, flood(true), 1);
-    if (!taken.admitted) throw new Error('an empty window has room');
-    // The rest of a burst of ten, spread over both instances, and a login: no room for them.
-    for (let i = 1; i < 10; i++) {
-      expect(await [a, b][i % 2].take(BOT, flood(true), 1)).toMatchObject({ reason: 'full' });
-    }
-    expect(await b.take(BOT, login(true), 1)).toMatchObject({ admitted: false, reason: 'full' });
-    taken.place.giveBack();
-    // Room: the flood's instance asks first, but the flood (ten calls) waits behind the login (one).
-    expect(await a.take(BOT, flood(false), 1)).toMatchObject({ admitted: false, reason: 'behind' });
-    const login1 = await b.take(BOT, login(false), 1);
-    expect(login1).toMatchObject({ admitted: true });
-    if (login1.admitted) login1.place.giveBack();
-    // The login let through, its claim is over: the flood takes the room.
-    expect(await a.take(BOT, flood(false), 1)).toMatchObject({ admitted: true });
+    expect(await a.take(BOT, 'user:a', 1)).toMatchObject({ admitted: false, reason: 'full' });
   });
 
   it('falls back to this instance’s share while Redis cannot be reached, without waiting for it', async () => {

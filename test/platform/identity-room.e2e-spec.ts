@@ -27,11 +27,7 @@ describe("calls waiting for a shared identity's room", () => {
     const windows = new LocalIdentityWindows();
     const elsewhere: WindowPlace[] = [];
     for (let i = 0; i < CLIENT_IDENTITY.perSecond; i++) {
-      const taken = await windows.take(
-        CLIENT_IDENTITY,
-        { caller: 'ip:elsewhere', asked: 1, first: true },
-        CLIENT_IDENTITY.perSecond,
-      );
+      const taken = await windows.take(CLIENT_IDENTITY, 'ip:elsewhere', CLIENT_IDENTITY.perSecond);
       if (!taken.admitted) throw new Error('the window refused a place before it was full');
       elsewhere.push(taken.place);
     }
